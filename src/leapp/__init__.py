@@ -1,0 +1,38 @@
+"""leapp: capture NumPy preprocessing code as PyTorch graphs.
+
+The public API is loaded lazily so that ``leapp lint`` (which needs only the
+translation table and the static pass) never pays for importing torch.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    # seed-style API
+    "start": "leapp.api",
+    "stop": "leapp.api",
+    "compile_graph": "leapp.api",
+    "annotate": "leapp.api",
+    # decorator
+    "compile": "leapp.compiler",
+    # types
+    "TracedNpArray": "leapp.runtime.traced",
+}
+
+__all__ = [*_LAZY, "__version__"]
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'leapp' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(__all__)

@@ -1,0 +1,40 @@
+"""The traced dispatcher that ``leapp rewrite`` routes NumPy calls through.
+
+Rewritten source reads ``_leapp.call("prep.py:12:8", np.clip, x, 0.0, 1.0)``
+where the original read ``np.clip(x, 0.0, 1.0)``. With no tracing session
+active this is exactly the original call plus one Python frame. While the
+runtime traces, it registers a handler here, so the call site (file, line,
+column) lands on the recorded node, and calls that bypass NumPy's dispatch
+hooks (``np.asarray``, ``np.zeros``) are routed to the tracer.
+
+This module imports neither torch nor numpy.
+"""
+
+from __future__ import annotations
+
+_handler = None  # set by leapp.runtime while a session is active
+_site: str | None = None
+
+
+def current_site() -> str | None:
+    """The ``file:line:col`` of the rewritten call being dispatched, if any."""
+    return _site
+
+
+def call(site, fn, /, *args, **kwargs):
+    """Call ``fn(*args, **kwargs)`` as the NumPy call written at ``site``."""
+    global _site
+    if _handler is None:
+        return fn(*args, **kwargs)
+    previous = _site
+    _site = site
+    try:
+        return _handler(fn, args, kwargs)
+    finally:
+        _site = previous
+
+
+def set_handler(handler) -> None:
+    """Install (or with None, remove) the runtime's handler. Used by leapp.runtime."""
+    global _handler
+    _handler = handler

@@ -1,0 +1,67 @@
+"""leapp's exceptions and warnings.
+
+One base, ``LeappError``; each subclass also inherits the builtin a NumPy user
+would catch for the same mistake. Messages say what happened, where (the
+user's file:line), and what to do, and name the lint code that would have
+caught it ahead of time when there is one.
+"""
+
+from __future__ import annotations
+
+
+class LeappError(Exception):
+    """Base of every error leapp raises on purpose."""
+
+
+class UntracedCallError(LeappError, TypeError):
+    """A NumPy call on traced data has no torch equivalent (strict mode)."""
+
+
+class EscapeError(LeappError, TypeError):
+    """A traced value left the graph (``float(x)``, ``if x > 0:``, ``.item()``) in strict mode."""
+
+
+class UnsupportedArgumentError(LeappError, TypeError):
+    """A keyword or argument form that the graph cannot honour (``where=``, ``order=``)."""
+
+
+class ValidationError(LeappError, AssertionError):
+    """A compiled graph disagreed with NumPy on a validation sample."""
+
+
+class TraceError(LeappError, RuntimeError):
+    """The annotated region was used in a way tracing cannot follow (API misuse)."""
+
+
+class ProblemsError(LeappError, RuntimeError):
+    """Several problems found in one trace, listed together."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        lines = [f"{len(self.problems)} problem(s) prevent an exact graph:"]
+        lines += [f"  - {p}" for p in self.problems]
+        super().__init__("\n".join(lines))
+
+
+class ExportError(LeappError, RuntimeError):
+    """Export of a graph failed or its check against NumPy failed; nothing was written."""
+
+
+class InternalError(LeappError, RuntimeError):
+    """leapp disagreed with itself (e.g. the static and runtime verdicts). A bug: please report it."""
+
+
+class LeappWarning(UserWarning):
+    """Base of leapp's warnings."""
+
+
+class UntracedCallWarning(LeappWarning):
+    """A NumPy call on traced data was not traced (the seed's warning)."""
+
+
+class EscapeWarning(LeappWarning):
+    """A traced value left the graph; the graph holds a frozen constant or a fixed branch."""
+
+
+class ValidationWarning(LeappWarning):
+    """Validation could not run, or ran with nothing to compare against."""

@@ -1,0 +1,84 @@
+"""The shape of a translation-table entry.
+
+This module is pure data: it imports neither torch nor numpy, so the static
+linter (``leapp lint``) can read the table without paying for either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# The seed's categories, in the order its table lists them, plus the rows
+# that later coverage adds.
+CATEGORIES = (
+    "Arithmetic and math",
+    "Comparison and logic",
+    "Reductions",
+    "Shape and layout",
+    "Selection",
+    "Linear algebra",
+    "Array creation",
+    "Conversion",
+    "Statistics",
+    "Signal and geometry",
+)
+
+# Keywords that no NumPy callable in the table honours inside a graph. Each
+# maps to the reason given to the user, who sees it at the call (runtime) or
+# at the source line (lint).
+COMMON_REFUSALS = {
+    "where": "a masked ufunc leaves the unmasked output elements uninitialised; "
+    "use np.where(mask, f(x), fallback) instead",
+    "order": "memory order has no meaning in a torch graph; drop order=",
+    "casting": "casting rules other than NumPy's default cannot be reproduced; cast "
+    "explicitly with .astype(...)",
+    "subok": "subok= changes the array class, which the graph cannot carry",
+    "signature": "signature= forces a ufunc loop that torch has no equivalent for",
+    "like": "like= dispatches to another array library; drop it",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A NumPy callable that leapp traces.
+
+    ``name`` is NumPy's qualified name as a string: ``"numpy.clip"``,
+    ``"numpy.linalg.norm"``, ``"numpy.add.reduce"`` for a ufunc method, or
+    ``"ndarray.sum"`` for an array method. ``torch`` is what the recorded graph
+    calls (dotted, for documentation and for the generic ufunc adapter).
+    ``refuse`` maps keyword names to the reason they are refused. ``same_as``
+    makes a method share the function's implementation (``ndarray.sum`` is
+    ``numpy.sum`` with ``self`` first).
+    """
+
+    name: str
+    torch: str
+    category: str
+    kind: str = "function"  # "ufunc", "function", "method", "ufunc_method", "bypass"
+    refuse: dict = field(default_factory=dict)
+    aliases: tuple = ()
+    same_as: str | None = None
+    note: str = ""
+
+    @property
+    def supported(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    """A NumPy callable that leapp knowingly does not trace, with why and what to use."""
+
+    name: str
+    reason: str
+    instead: str
+    aliases: tuple = ()
+
+    @property
+    def supported(self) -> bool:
+        return False
+
+
+def untraced_message(name: str) -> str:
+    """The seed's exact warning text for a call with no table entry."""
+    return f"No torch equivalent for numpy function {name}. Operation will not be traced."
