@@ -10,8 +10,8 @@ Names are NumPy's qualified names as strings: ``"numpy.clip"``,
 
 from __future__ import annotations
 
-from ._schema import CATEGORIES, COMMON_REFUSALS, Entry, Unsupported, untraced_message
-from .functions import FUNCTIONS, TORCH_FUNCTIONS
+from ._schema import CATEGORIES, COMMON_REFUSALS, HARMLESS_VALUES, Entry, Unsupported, untraced_message
+from .functions import FUNCTIONS, STATIC, TORCH_FUNCTIONS
 from .methods import METHODS
 from .ufuncs import UFUNC_METHODS, UFUNCS
 from .unsupported import UNSUPPORTED
@@ -19,6 +19,8 @@ from .unsupported import UNSUPPORTED
 __all__ = [
     "CATEGORIES",
     "COMMON_REFUSALS",
+    "HARMLESS_VALUES",
+    "refused_keywords",
     "Entry",
     "Unsupported",
     "TABLE",
@@ -32,7 +34,7 @@ __all__ = [
 def _build():
     table: dict[str, Entry | Unsupported] = {}
     aliases: dict[str, str] = {}
-    for entry in [*UFUNCS, *UFUNC_METHODS, *FUNCTIONS, *TORCH_FUNCTIONS, *METHODS, *UNSUPPORTED]:
+    for entry in [*UFUNCS, *UFUNC_METHODS, *FUNCTIONS, *STATIC, *TORCH_FUNCTIONS, *METHODS, *UNSUPPORTED]:
         if entry.name in table:
             raise RuntimeError(f"duplicate table entry {entry.name}")
         table[entry.name] = entry
@@ -66,3 +68,22 @@ def lookup(name: str) -> Entry | Unsupported | None:
         if isinstance(found, Unsupported):
             return found
     return None
+
+
+def refused_keywords(entry, kwargs: dict) -> list[tuple[str, str]]:
+    """(keyword, reason) for each keyword in ``kwargs`` that ``entry`` refuses.
+
+    ``kwargs`` maps keyword names to their values; a value of NumPy's default
+    (see ``HARMLESS_VALUES``) is accepted. The linter passes ``...`` for a
+    value it cannot evaluate, which counts as refused.
+    """
+    out = []
+    for key, value in kwargs.items():
+        reason = entry.refuse.get(key)
+        if reason is None:
+            continue
+        harmless = HARMLESS_VALUES.get(key, ())
+        if value is not ... and any(value is h or (type(value) is type(h) and value == h) for h in harmless):
+            continue
+        out.append((key, reason))
+    return out

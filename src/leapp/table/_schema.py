@@ -29,12 +29,23 @@ CATEGORIES = (
 COMMON_REFUSALS = {
     "where": "a masked ufunc leaves the unmasked output elements uninitialised; "
     "use np.where(mask, f(x), fallback) instead",
-    "order": "memory order has no meaning in a torch graph; drop order=",
-    "casting": "casting rules other than NumPy's default cannot be reproduced; cast "
-    "explicitly with .astype(...)",
-    "subok": "subok= changes the array class, which the graph cannot carry",
-    "signature": "signature= forces a ufunc loop that torch has no equivalent for",
+    "order": "order='F' reorders the elements, which the graph does not reproduce; "
+    "reshape in C order (transpose first if you need Fortran order)",
+    "signature": "signature= forces a ufunc loop that torch has no equivalent for; "
+    "cast the operands with .astype(...) instead",
     "like": "like= dispatches to another array library; drop it",
+    "ndmin": "ndmin= is not supported; use np.expand_dims or reshape",
+}
+
+# Values of a refused keyword that change nothing (NumPy's defaults and the
+# settings that only affect memory layout or error checking). A keyword with
+# one of these values is accepted.
+HARMLESS_VALUES = {
+    "where": (True,),
+    "order": ("C", "K", "A", None),
+    "signature": (None,),
+    "like": (None,),
+    "ndmin": (0,),
 }
 
 
@@ -59,6 +70,10 @@ class Entry:
     aliases: tuple = ()
     same_as: str | None = None
     note: str = ""
+    # "" for ops that make new arrays. For ops whose NumPy result is a view of
+    # their first argument: "shape" (reshape-like) or "permute" (axis order);
+    # writes through such a view are recorded back into the base array.
+    view: str = ""
 
     @property
     def supported(self) -> bool:

@@ -22,7 +22,7 @@ SG = "Signal and geometry"
 _RED_REFUSE = {"where": COMMON_REFUSALS["where"]}
 
 
-def _f(name, torch, category, refuse=None, aliases=(), note="", kind="function"):
+def _f(name, torch, category, refuse=None, aliases=(), note="", kind="function", view=""):
     return Entry(
         name="numpy." + name,
         torch=torch,
@@ -31,6 +31,7 @@ def _f(name, torch, category, refuse=None, aliases=(), note="", kind="function")
         refuse=dict(refuse or {}),
         aliases=tuple("numpy." + a for a in aliases),
         note=note,
+        view=view,
     )
 
 
@@ -56,11 +57,11 @@ FUNCTIONS = [
     _f("any", "torch.any", R, _RED_REFUSE),
     _f("count_nonzero", "torch.count_nonzero", R),
     # shape and layout
-    _f("reshape", "torch.reshape", S, {"order": COMMON_REFUSALS["order"]}),
-    _f("ravel", "torch.reshape", S, {"order": COMMON_REFUSALS["order"]}),
-    _f("transpose", "torch.permute", S, aliases=("permute_dims",)),
-    _f("squeeze", "torch.squeeze", S),
-    _f("expand_dims", "torch.unsqueeze", S),
+    _f("reshape", "torch.reshape", S, {"order": COMMON_REFUSALS["order"]}, view="shape"),
+    _f("ravel", "torch.reshape", S, {"order": COMMON_REFUSALS["order"]}, view="shape"),
+    _f("transpose", "torch.permute", S, aliases=("permute_dims",), view="permute"),
+    _f("squeeze", "torch.squeeze", S, view="shape"),
+    _f("expand_dims", "torch.unsqueeze", S, view="shape"),
     _f("concatenate", "torch.cat", S, aliases=("concat",)),
     _f("stack", "torch.stack", S),
     _f("hstack", "torch.cat", S),
@@ -68,8 +69,8 @@ FUNCTIONS = [
     _f("column_stack", "torch.cat", S),
     _f("split", "torch.split", S),
     _f("array_split", "torch.tensor_split", S),
-    _f("swapaxes", "torch.transpose", S),
-    _f("moveaxis", "torch.movedim", S),
+    _f("swapaxes", "torch.transpose", S, view="permute"),
+    _f("moveaxis", "torch.movedim", S, view="permute"),
     _f("roll", "torch.roll", S),
     _f("flip", "torch.flip", S),
     _f("broadcast_to", "torch.broadcast_to", S),
@@ -87,7 +88,7 @@ FUNCTIONS = [
     _f("take_along_axis", "torch.take_along_dim", SEL),
     # linear algebra
     _f("dot", "torch.matmul", LA),
-    _f("einsum", "torch.einsum", LA, {"optimize": "einsum path optimisation is torch's business; drop optimize="}),
+    _f("einsum", "torch.einsum", LA, {}),
     _f("tensordot", "torch.tensordot", LA),
     _f("trace", "torch.diagonal", LA),
     _f("tril", "torch.tril", LA),
@@ -97,33 +98,40 @@ FUNCTIONS = [
     _f("cross", "torch.linalg.cross", LA),
     _f("linalg.norm", "torch.linalg.norm", LA),
     # array creation
-    _f("zeros_like", "torch.zeros", CR, {"order": COMMON_REFUSALS["order"], "subok": COMMON_REFUSALS["subok"]}),
-    _f("ones_like", "torch.ones", CR, {"order": COMMON_REFUSALS["order"], "subok": COMMON_REFUSALS["subok"]}),
-    _f("full_like", "torch.full", CR, {"order": COMMON_REFUSALS["order"], "subok": COMMON_REFUSALS["subok"]}),
-    _f("empty_like", "torch.zeros", CR, {"order": COMMON_REFUSALS["order"], "subok": COMMON_REFUSALS["subok"]},
+    _f("zeros_like", "torch.zeros", CR, {}),
+    _f("ones_like", "torch.ones", CR, {}),
+    _f("full_like", "torch.full", CR, {}),
+    _f("empty_like", "torch.zeros", CR, {},
        note="Recorded as zeros: the graph never exposes uninitialised memory."),
-    _f("zeros", "torch.zeros", CR, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"]}, kind="bypass"),
-    _f("ones", "torch.ones", CR, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"]}, kind="bypass"),
-    _f("full", "torch.full", CR, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"]}, kind="bypass"),
-    _f("empty", "torch.zeros", CR, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"]}, kind="bypass"),
+    _f("zeros", "torch.zeros", CR, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
+    _f("ones", "torch.ones", CR, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
+    _f("full", "torch.full", CR, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
+    _f("empty", "torch.zeros", CR, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
     _f("arange", "torch.arange", CR, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
     _f("linspace", "torch.linspace", CR),
-    _f("eye", "torch.eye", CR, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"]}, kind="bypass"),
+    _f("eye", "torch.eye", CR, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
     _f("identity", "torch.eye", CR, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
     # conversion
-    _f("copy", "torch.clone", CV, {"order": COMMON_REFUSALS["order"], "subok": COMMON_REFUSALS["subok"]}),
-    _f("asarray", "torch.Tensor.to", CV, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"]},
+    _f("copy", "torch.clone", CV, {}),
+    _f("asarray", "torch.Tensor.to", CV, {"like": COMMON_REFUSALS["like"]},
        kind="bypass", note="Keeps tracing while a leapp session is active."),
-    _f("array", "torch.clone", CV, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"],
-                                      "subok": COMMON_REFUSALS["subok"], "ndmin": "ndmin= is not supported; use np.expand_dims"},
+    _f("array", "torch.clone", CV, {"like": COMMON_REFUSALS["like"], "ndmin": COMMON_REFUSALS["ndmin"]},
        kind="bypass", note="Keeps tracing while a leapp session is active."),
-    _f("asanyarray", "torch.Tensor.to", CV, {"order": COMMON_REFUSALS["order"], "like": COMMON_REFUSALS["like"]}, kind="bypass"),
+    _f("asanyarray", "torch.Tensor.to", CV, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
     _f("ascontiguousarray", "torch.Tensor.contiguous", CV, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
-    _f("copyto", "torch.where", CV, {"casting": COMMON_REFUSALS["casting"]}),
+    _f("copyto", "torch.where", CV, {"where": COMMON_REFUSALS["where"]}),
     _f("isclose", "torch.isclose", C),
     _f("allclose", "torch.allclose", C, note="Returns a traced 0-d bool; branching on it is a data-dependent if."),
     _f("array_equal", "torch.equal", C),
     _f("nan_to_num", "torch.nan_to_num", A),
+]
+
+# Functions whose answer depends only on shapes and dtypes, which are static
+# while tracing: they run as in NumPy and record nothing.
+STATIC = [
+    _f(n, "(static)", "Conversion", kind="static")
+    for n in ("shape", "ndim", "size", "result_type", "may_share_memory", "shares_memory",
+              "iscomplexobj", "isrealobj", "min_scalar_type", "can_cast")
 ]
 
 # Torch-side conversions the seed lists (the traced torch tensor handles the rest).

@@ -14,7 +14,7 @@ from ._schema import COMMON_REFUSALS, Entry
 _ORDER = {"order": COMMON_REFUSALS["order"]}
 
 
-def _m(name, same_as=None, torch="", category="Conversion", refuse=None, note=""):
+def _m(name, same_as=None, torch="", category="Conversion", refuse=None, note="", view=""):
     return Entry(
         name="ndarray." + name,
         torch=torch,
@@ -23,6 +23,7 @@ def _m(name, same_as=None, torch="", category="Conversion", refuse=None, note=""
         refuse=dict(refuse or {}),
         same_as=None if same_as is None else "numpy." + same_as,
         note=note,
+        view=view,
     )
 
 
@@ -41,17 +42,15 @@ METHODS = [
     for cat, names in _SAME.items()
     for n in names
 ] + [
-    _m("reshape", torch="torch.reshape", category="Shape and layout", refuse=_ORDER,
+    _m("reshape", torch="torch.reshape", category="Shape and layout", refuse=_ORDER, view="shape",
        note="Accepts NumPy's x.reshape(2, 3) and x.reshape((2, 3)) forms."),
-    _m("transpose", torch="torch.permute", category="Shape and layout",
+    _m("transpose", torch="torch.permute", category="Shape and layout", view="permute",
        note="Accepts x.transpose(1, 0) and x.transpose((1, 0))."),
-    _m("T", torch="torch.permute", category="Shape and layout", note="Property."),
-    _m("mT", torch="torch.transpose", category="Shape and layout", note="Property."),
+    _m("T", torch="torch.permute", category="Shape and layout", note="Property.", view="permute"),
+    _m("mT", torch="torch.transpose", category="Shape and layout", note="Property.", view="permute"),
     _m("flatten", torch="torch.reshape", category="Shape and layout", refuse=_ORDER),
-    _m("astype", torch="torch.Tensor.to", refuse={"order": COMMON_REFUSALS["order"],
-                                                    "casting": COMMON_REFUSALS["casting"],
-                                                    "subok": COMMON_REFUSALS["subok"]}),
-    _m("copy", torch="torch.clone", refuse=_ORDER),
+    _m("astype", torch="torch.Tensor.to", refuse={}),
+    _m("copy", torch="torch.clone"),
     _m("view", torch="torch.Tensor.view",
        note="Only x.view() and x.view(np.ndarray); reinterpreting bytes is refused."),
     _m("fill", torch="torch.full_like", category="Array creation", note="In place: rebinds the array."),

@@ -13,7 +13,7 @@ from ._schema import COMMON_REFUSALS, Entry
 
 A, C = "Arithmetic and math", "Comparison and logic"
 
-_UFUNC_REFUSE = {k: COMMON_REFUSALS[k] for k in ("where", "order", "casting", "subok", "signature")}
+_UFUNC_REFUSE = {k: COMMON_REFUSALS[k] for k in ("where", "signature")}
 
 
 def _u(name, torch, category=A, aliases=(), note=""):
