@@ -1,0 +1,217 @@
+"""What the pass can prove about a value in traced code, by forward dataflow.
+
+Precision over recall: a name is an *array* only when every path to the use
+made it one (a NumPy call, a traced input, arithmetic on those); branches
+meet by intersection, and anything unknown is left to the runtime.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import lru_cache
+
+from leapp import table
+
+# Table entries whose result is not an array (they return lists or tuples of arrays).
+NON_ARRAY_RESULTS = frozenset({"numpy.split", "numpy.array_split", "numpy.nonzero"})
+NON_ARRAY_METHODS = frozenset({"nonzero", "fill", "sort", "item", "tolist", "tobytes"})
+ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
+# Results whose length follows the data (fine inside the graph; see LP303 for escapes).
+DATA_DEPENDENT = frozenset({"numpy.unique", "numpy.nonzero", "numpy.flatnonzero",
+                            "numpy.argwhere", "numpy.extract", "numpy.compress"})
+_RANDOM_NON_ARRAYS = frozenset({"seed", "default_rng", "get_state", "set_state"})
+_BOOL_NUMERIC = ("bitwise", "invert", "left_shift", "right_shift", "maximum", "minimum",
+                 "fmax", "fmin")
+
+
+@lru_cache(maxsize=4096)
+def lookup(name: str):
+    return table.lookup(name)
+
+
+@lru_cache(maxsize=4096)
+def returns_array(qualname: str) -> bool:
+    if qualname.startswith("numpy.random."):
+        last = qualname.rsplit(".", 1)[1]
+        return last[:1].islower() and last not in _RANDOM_NON_ARRAYS
+    entry = lookup(qualname)
+    if not isinstance(entry, table.Entry) or entry.kind == "static":
+        return False
+    return table.canonical(qualname) not in NON_ARRAY_RESULTS
+
+
+@lru_cache(maxsize=4096)
+def returns_mask(qualname: str) -> bool:
+    entry = lookup(qualname)
+    if not isinstance(entry, table.Entry) or entry.category != "Comparison and logic":
+        return False
+    short = entry.name.rsplit(".", 1)[1]
+    return not short.startswith(_BOOL_NUMERIC)
+
+
+class State:
+    """Names known to hold arrays, boolean masks, data-sized arrays, or Python
+    numbers computed from array data (``tainted``)."""
+
+    __slots__ = ("arrays", "masks", "dds", "tainted")
+
+    def __init__(self, arrays=(), masks=(), dds=(), tainted=()):
+        self.arrays, self.masks = set(arrays), set(masks)
+        self.dds, self.tainted = set(dds), set(tainted)
+
+    def copy(self) -> State:
+        return State(self.arrays, self.masks, self.dds, self.tainted)
+
+    def meet(self, other: State) -> None:
+        self.arrays &= other.arrays
+        self.masks &= other.masks
+        self.dds &= other.dds
+        self.tainted &= other.tainted
+
+    def kill(self, name: str) -> None:
+        self.arrays.discard(name)
+        self.masks.discard(name)
+        self.dds.discard(name)
+        self.tainted.discard(name)
+
+
+class Facts:
+    """Expression predicates over the current scope and state (mixed into the walker)."""
+
+    scope = None
+    state: State
+
+    def call_name(self, call: ast.Call) -> str | None:
+        return self.scope.qualname(call.func)
+
+    def builtin(self, func: ast.expr) -> str | None:
+        if isinstance(func, ast.Name) and self.scope.is_builtin(func.id):
+            return func.id
+        return None
+
+    def is_array(self, e: ast.expr) -> bool:
+        t = type(e)
+        if t is ast.Name:
+            return e.id in self.state.arrays
+        if t is ast.Call:
+            q = self.call_name(e)
+            if q is not None:
+                if not q.startswith("numpy."):
+                    return False
+                if table.canonical(q) == "numpy.where" and len(e.args) == 1:
+                    return False
+                return returns_array(q)
+            f = e.func
+            if isinstance(f, ast.Attribute) and f.attr not in NON_ARRAY_METHODS and self.is_array(f.value):
+                return isinstance(lookup("ndarray." + f.attr), table.Entry)
+            return False
+        if t is ast.Attribute:
+            return e.attr in ARRAY_ATTRIBUTES and self.is_array(e.value)
+        if t is ast.Subscript:
+            return self.is_array(e.value)
+        if t is ast.BinOp:
+            return self.is_array(e.left) or self.is_array(e.right)
+        if t is ast.UnaryOp:
+            return not isinstance(e.op, ast.Not) and self.is_array(e.operand)
+        if t is ast.Compare:
+            if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+                return False
+            return self.is_array(e.left) or any(self.is_array(c) for c in e.comparators)
+        if t is ast.IfExp:
+            return self.is_array(e.body) and self.is_array(e.orelse)
+        if t is ast.NamedExpr:
+            return self.is_array(e.value)
+        return False
+
+    def is_mask(self, e: ast.expr) -> bool:
+        t = type(e)
+        if t is ast.Name:
+            return e.id in self.state.masks
+        if t is ast.Compare:
+            return self.is_array(e)
+        if t is ast.BinOp and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return (self.is_mask(e.left) and self.is_array(e.right)) or (
+                self.is_mask(e.right) and self.is_array(e.left))
+        if t is ast.UnaryOp and isinstance(e.op, ast.Invert):
+            return self.is_mask(e.operand)
+        if t is ast.Call:
+            q = self.call_name(e)
+            return q is not None and q.startswith("numpy.") and returns_mask(q) and any(
+                self.is_array(a) for a in e.args)
+        return False
+
+    def is_dds(self, e: ast.expr) -> bool:
+        """An array whose length follows the data (``np.unique(x)``, ``x[mask]``)."""
+        t = type(e)
+        if t is ast.Name:
+            return e.id in self.state.dds
+        if t is ast.Call:
+            q = self.call_name(e)
+            if q is not None:
+                q = table.canonical(q)
+                return q in DATA_DEPENDENT or (q == "numpy.where" and len(e.args) == 1)
+            f = e.func
+            return isinstance(f, ast.Attribute) and f.attr == "nonzero" and self.is_array(f.value)
+        if t is ast.Subscript:
+            return self.is_dds(e.value) or (self.is_array(e.value) and (
+                self.is_mask(e.slice) or self.is_dds(e.slice)))
+        if t is ast.BinOp:
+            return self.is_dds(e.left) or self.is_dds(e.right)
+        if t is ast.UnaryOp:
+            return self.is_dds(e.operand)
+        return False
+
+    def is_escape(self, e: ast.expr) -> bool:
+        """A Python number computed from array data, right here."""
+        if type(e) is ast.Call:
+            name = self.builtin(e.func)
+            if name in ("int", "float", "bool", "round") and e.args:
+                return self.is_array(e.args[0])
+            if name == "len" and e.args:
+                return self.is_dds(e.args[0])
+            f = e.func
+            return isinstance(f, ast.Attribute) and f.attr == "item" and self.is_array(f.value)
+        if type(e) is ast.Attribute:
+            return e.attr == "size" and self.is_dds(e.value)
+        if type(e) is ast.Subscript:
+            v = e.value
+            return isinstance(v, ast.Attribute) and v.attr == "shape" and self.is_dds(v.value)
+        return False
+
+    def is_tainted(self, e: ast.expr) -> bool:
+        if type(e) is ast.Name:
+            return e.id in self.state.tainted
+        if type(e) is ast.BinOp:
+            return self.is_tainted(e.left) or self.is_tainted(e.right)
+        if type(e) is ast.UnaryOp:
+            return self.is_tainted(e.operand)
+        return self.is_escape(e)
+
+    def bind(self, target: ast.expr, value: ast.expr | None) -> None:
+        """Update the state for ``target = value`` (value None: unknown)."""
+        if isinstance(target, ast.Name):
+            st, name = self.state, target.id
+            facts = (value is not None and self.is_array(value), value is not None and self.is_mask(value),
+                     value is not None and self.is_dds(value), value is not None and self.is_tainted(value))
+            st.kill(name)
+            for flag, names in zip(facts, (st.arrays, st.masks, st.dds, st.tainted), strict=True):
+                if flag:
+                    names.add(name)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            if values is not None and len(values) != len(target.elts):
+                values = None
+            for i, t in enumerate(target.elts):
+                self.bind(t.value if isinstance(t, ast.Starred) else t,
+                          values[i] if values and not isinstance(t, ast.Starred) else None)
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, None)
+
+# ndarray's methods (NumPy 2.x), so that ``cfg.get(...)`` on a parameter is not
+# mistaken for an array method the table lacks.
+NDARRAY_METHODS = frozenset("""
+all any argmax argmin argpartition argsort astype byteswap choose clip compress conj conjugate
+copy cumprod cumsum diagonal dot dump dumps fill flatten getfield item max mean min nonzero
+partition prod put ravel repeat reshape resize round searchsorted setfield setflags sort squeeze
+std sum swapaxes take to_device tobytes tofile tolist trace transpose var view
+""".split())

@@ -1,0 +1,383 @@
+"""LP2xx: values leaving the graph (Python numbers, branches, iteration)."""
+
+from __future__ import annotations
+
+import ast
+
+from leapp import table
+
+from ..dataflow import lookup
+from ..diagnostics import Fix
+from ._examples import src
+from .base import Invalid, Rule, Valid
+
+_CONVERSIONS = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
+
+
+class ScalarConversion(Rule):
+    CODE = "LP201"
+    NAME = "scalar-conversion"
+    MESSAGE = ("`{text}` turns an array into a Python {kind}: the value leaves the graph and "
+               "is frozen as a constant. Keep it an array (`x.astype(...)`, or a 0-d array).")
+    WHAT = "Flags `float()`, `int()`, `bool()` and `complex()` applied to an array expression."
+    WHY = ("The graph records the number seen while tracing; every later input gets the same "
+           "number. `float(x.shape[0])` and `len(x)` are static and are not flagged.")
+    EXAMPLE = src("""
+        @leapp.compile
+        def f(x):
+            scale = float(x.std())
+            return x / scale
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def f(x):
+            return x / x.std()
+        """)
+    VALID = [
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x, scale=2.0):
+                n = float(x.shape[0]) + int(len(x)) + float(scale)
+                return x / n
+            """)),
+        Valid(src("""
+            import numpy as np
+
+            def untraced(x):
+                return float(np.max(x))
+            """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                float = np.asarray  # shadows the builtin
+                return float(x.sum())
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x / float(x.std())
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                i = int(np.argmax(x))
+                return x * i
+            """), line=4),
+    ]
+
+    def visit_Call(self, node, ctx):
+        kind = _CONVERSIONS.get(ctx.builtin(node.func))
+        if kind and len(node.args) == 1 and not ctx.is_claimed(node) and ctx.is_array(node.args[0]):
+            ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), kind=kind))
+
+
+class ArrayTruthTest(Rule):
+    CODE = "LP202"
+    NAME = "array-truth-test"
+    MESSAGE = ("{construct} on an array expression `{text}`: the branch taken while tracing is "
+               "frozen into the graph. {instead}")
+    WHAT = ("Flags `if`/`elif`, `while`, conditional expressions, comprehension filters and "
+            "`assert` whose test is an array expression (including `and`/`or`/`not` over one).")
+    WHY = ("Only one side of the branch is recorded: the graph returns the traced-time branch "
+           "for every input. A data-dependent `while` is unrolled to the traced-time count.")
+    EXAMPLE = src("""
+        @leapp.compile
+        def f(x):
+            if x.mean() > 0:
+                x = x - x.mean()
+            return x
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def f(x):
+            return np.where(x.mean() > 0, x - x.mean(), x)
+        """)
+    _HINTS = {
+        "`while` test": "Use a fixed number of iterations, or move the loop outside.",
+        "`assert`": "Check inputs before the traced code, or drop the assert.",
+    }
+    VALID = [
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x, y=None):
+                if x.ndim == 2 and x.shape[0] > 3 and y is None:
+                    x = x.T
+                i = 0
+                while i < len(x):
+                    i += 1
+                return x if x.size else x
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                if x.mean() > 0:
+                    x = x - x.mean()
+                return x
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                while np.abs(x).max() > 1.0:
+                    x = x / 2.0
+                return x
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x if x.sum() > 0 else -x
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                assert np.all(x >= 0), "negative input"
+                return np.sqrt(x)
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                m = x > 0
+                if not m.any() or x.max() > 10:
+                    return x
+                return -x
+            """), line=5),
+    ]
+
+    def visit_test(self, test, construct, ctx):
+        if ctx.is_array(test) or (isinstance(test, ast.BoolOp) and any(
+                ctx.is_array(v) for v in test.values)) or (
+                isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and ctx.is_array(test.operand)):
+            hint = self._HINTS.get(construct, "Use `np.where(cond, a, b)` to select values, or "
+                                   "decide outside the traced code.")
+            ctx.report(self.CODE, test, self.MESSAGE.format(
+                construct=construct[0].upper() + construct[1:], text=ctx.text(test), instead=hint))
+
+
+class ValueToPython(Rule):
+    CODE = "LP203"
+    NAME = "array-to-python"
+    MESSAGE = "`{text}` leaves the graph: {reason}. Instead: {instead}."
+    WHAT = "Flags `.item()` and `.tolist()` on an array expression."
+    WHY = "They return Python objects; the graph records them as constants."
+    EXAMPLE = src("""
+        @leapp.compile
+        def f(x):
+            return x - x.max().item()
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def f(x):
+            return x - x.max()
+        """)
+    METHODS = ("item", "tolist")
+    VALID = [
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x, d: dict):
+                return x * len(d.items()) + x.max()
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x - x.max().item()
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return np.asarray(np.abs(x).tolist())
+            """), line=4),
+    ]
+
+    def visit_Call(self, node, ctx):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in self.METHODS and ctx.is_array(f.value):
+            ctx.claim(node)
+            entry = lookup("ndarray." + f.attr)
+            reason = getattr(entry, "reason", "it returns Python objects")
+            instead = getattr(entry, "instead", "keep the array and use NumPy operations")
+            ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), reason=reason,
+                                                            instead=instead))
+
+
+# math's names where NumPy's ufunc is spelled differently.
+MATH_TO_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
+                 "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "pow": "power"}
+
+
+def numpy_ufunc_for(math_name: str) -> str | None:
+    """``numpy.<f>`` when the table traces it elementwise, so the fix stays in the graph."""
+    name = "numpy." + MATH_TO_NUMPY.get(math_name, math_name)
+    entry = lookup(name)
+    return name if isinstance(entry, table.Entry) and entry.kind == "ufunc" else None
+
+
+class MathOnArray(Rule):
+    CODE = "LP204"
+    NAME = "math-on-array"
+    MESSAGE = "`{text}` applies `{func}` to an array: it converts to a Python float and leaves the graph."
+    WHAT = "Flags `math.*` functions called on array expressions."
+    WHY = "`math` works on Python floats only; the result is a constant in the graph."
+    EXAMPLE = src("""
+        @leapp.compile
+        def f(x):
+            return x / math.sqrt(x.var())
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def f(x):
+            return x / np.sqrt(x.var())
+        """)
+    FIX = "Replace `math.{name}` with `np.{numpy_name}`"
+    VALID = [
+        Valid(src("""
+            import math
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x * math.pi / math.sqrt(x.shape[0])
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import math
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x / math.sqrt(x.var())
+            """), line=5, fixed=src("""
+            import math
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x / np.sqrt(x.var())
+            """)),
+        Invalid(src("""
+            from math import exp
+            import numpy as npy
+            # leapp: trace
+            def f(x):
+                return exp(-x)
+            """), line=5, fixed=src("""
+            from math import exp
+            import numpy as npy
+            # leapp: trace
+            def f(x):
+                return npy.exp(-x)
+            """)),
+    ]
+
+    def visit_Call(self, node, ctx):
+        q = ctx.call_name(node)
+        if not (q and q.startswith("math.") and any(ctx.is_array(a) for a in node.args)):
+            return
+        name = q[5:]
+        target = numpy_ufunc_for(name)
+        fix = None
+        if target and ctx.numpy_alias and not node.keywords:
+            short = target[6:]
+            fix = Fix(self.FIX.format(name=name, numpy_name=short),
+                      (ctx.edit(node.func, f"{ctx.numpy_alias}.{short}"),))
+        ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), func=q), fix)
+
+
+class BuiltinOverArray(Rule):
+    CODE = "LP205"
+    NAME = "builtin-over-array"
+    MESSAGE = "`{text}` uses Python's `{func}` on an array: {why} Use {instead} instead."
+    WHAT = "Flags the builtins `max`, `min`, `sum`, `any` and `all` applied to arrays."
+    WHY = ("With one argument they iterate over the array in Python; with several (`max(a, b)`) "
+           "they compare with `bool()`. Either way the result is decided while tracing.")
+    EXAMPLE = src("""
+        @leapp.compile
+        def f(x):
+            return min(x.sum(), 1.0)
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def f(x):
+            return np.minimum(x.sum(), 1.0)
+        """)
+    FIX = "Replace `{func}(a, b)` with `np.{numpy_name}(a, b)`"
+    PAIRWISE = {"max": "maximum", "min": "minimum"}
+    REDUCE = {"max": "np.max(x, axis=0)", "min": "np.min(x, axis=0)", "sum": "np.sum(x, axis=0)",
+              "any": "np.any(x, axis=0)", "all": "np.all(x, axis=0)"}
+    VALID = [
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                k = max(x.shape) + min(len(x), 3) + sum([1, 2])
+                return np.maximum(x, 0) * k
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return np.minimum(x, min(x.sum(), 1.0))
+            """), line=4, fixed=src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return np.minimum(x, np.minimum(x.sum(), 1.0))
+            """)),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(a, b):
+                return max(a, b)
+            """), line=4, fixed=src("""
+            import numpy as np
+            # leapp: trace
+            def f(a, b):
+                return np.maximum(a, b)
+            """)),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x - sum(x)
+            """), line=4),
+    ]
+
+    def visit_Call(self, node, ctx):
+        func = ctx.builtin(node.func)
+        if func not in self.REDUCE or not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        if len(node.args) >= 2 and func in self.PAIRWISE:
+            if not any(ctx.is_array(a) for a in node.args):
+                return
+            short = self.PAIRWISE[func]
+            fix = None
+            if len(node.args) == 2 and not node.keywords and ctx.numpy_alias:
+                fix = Fix(self.FIX.format(func=func, numpy_name=short),
+                          (ctx.edit(node.func, f"{ctx.numpy_alias}.{short}"),))
+            ctx.report(self.CODE, node, self.MESSAGE.format(
+                text=ctx.text(node), func=func, why="it compares arrays with `bool()`.",
+                instead=f"`np.{short}`"), fix)
+        elif ctx.is_array(node.args[0]):
+            ctx.report(self.CODE, node, self.MESSAGE.format(
+                text=ctx.text(node), func=func, why="it iterates over the first axis in Python.",
+                instead=f"`{self.REDUCE[func]}`"))
+
+
+RULES = [ValueToPython, ScalarConversion, ArrayTruthTest, MathOnArray, BuiltinOverArray]

@@ -1,0 +1,300 @@
+"""LP3xx: code that runs but cannot become a faithful graph."""
+
+from __future__ import annotations
+
+import ast
+
+from leapp import table
+
+from ..dataflow import lookup
+from ._examples import src
+from .base import Invalid, Rule, Valid
+
+
+class RandomInTrace(Rule):
+    CODE = "LP301"
+    NAME = "random-in-trace"
+    MESSAGE = "`{name}` in traced code: {reason}. Instead: {instead}."
+    WHAT = "Flags any call into `numpy.random` (functions, `default_rng`, `seed`) in traced code."
+    WHY = ("The numbers drawn while tracing are frozen into the graph: every later call "
+           "reuses the same noise.")
+    EXAMPLE = src("""
+        @leapp.compile
+        def augment(x):
+            return x + np.random.normal(0, 0.1, x.shape)
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def augment(x, noise):
+            return x + noise
+
+        augment(x, np.random.normal(0, 0.1, x.shape))
+        """)
+    VALID = [
+        Valid(src("""
+            import numpy as np
+            noise = np.random.normal(0, 0.1, (3, 4))  # outside traced code
+
+            # leapp: trace
+            def f(x, noise):
+                return x + noise
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                np.random.seed(0)
+                return x + np.random.normal(0, 0.1, x.shape)
+            """), line=4),
+        Invalid(src("""
+            from numpy.random import default_rng
+            # leapp: trace
+            def f(x):
+                return x * default_rng(0).random()
+            """), line=4),
+    ]
+
+    def visit_Call(self, node, ctx):
+        q = ctx.call_name(node)
+        if q and q.startswith("numpy.random."):
+            ctx.claim(node)
+            entry = lookup(q)
+            reason = getattr(entry, "reason", "the drawn numbers are frozen into the graph")
+            instead = getattr(entry, "instead", "draw outside the traced code and pass them in")
+            ctx.report(self.CODE, node, self.MESSAGE.format(name=q, reason=reason, instead=instead))
+
+
+MUTATING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "setfield", "itemset"})
+
+
+def _base_name(target):
+    while isinstance(target, (ast.Subscript, ast.Attribute)):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+class ModuleArrayWrite(Rule):
+    CODE = "LP302"
+    NAME = "module-array-write"
+    MESSAGE = ("`{text}` writes into the module-level array `{name}` from traced code: the graph "
+               "cannot see writes into arrays it did not create. Return the new values instead.")
+    WHAT = ("Flags assignments into, in-place operators on, and mutating methods or `out=` of "
+            "module-level arrays inside traced functions.")
+    WHY = ("The tracer only sees arrays that flow from the inputs. A module-level buffer is "
+           "written once while tracing and never again by the graph.")
+    EXAMPLE = src("""
+        BUF = np.zeros(4)
+
+        @leapp.compile
+        def f(x):
+            BUF[:] = x
+            return BUF * 2
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def f(x):
+            buf = x.copy()
+            return buf * 2
+        """)
+    VALID = [
+        Valid(src("""
+            import numpy as np
+            SCALE = np.ones(4)
+
+            # leapp: trace
+            def f(x):
+                buf = np.zeros(4)
+                buf[:] = x * SCALE
+                return buf
+            """)),
+        Valid(src("""
+            import numpy as np
+            BUF = np.zeros(4)
+            BUF[0] = 1.0  # module level: not traced
+
+            # leapp: trace
+            def f(x):
+                BUF = x.copy()  # a local that shares the name
+                BUF[0] = 0.0
+                return BUF
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+            BUF = np.zeros(4)
+
+            # leapp: trace
+            def f(x):
+                BUF[:] = x
+                return BUF * 2
+            """), line=6),
+        Invalid(src("""
+            import numpy as np
+            TOTAL = np.zeros(4)
+
+            # leapp: trace
+            def f(x):
+                global TOTAL
+                TOTAL += x
+                return x
+            """), line=7),
+        Invalid(src("""
+            import numpy as np
+            OUT = np.zeros(4)
+
+            # leapp: trace
+            def f(x):
+                np.multiply(x, 2.0, out=OUT)
+                return OUT
+            """), line=6),
+    ]
+
+    def _is_module_array(self, name, ctx):
+        return name in ctx.module_arrays and ctx.scope.is_module_global(name)
+
+    def _check_target(self, target, ctx, name_ok):
+        name = _base_name(target)
+        if name is None or not self._is_module_array(name, ctx):
+            return
+        if isinstance(target, ast.Name) and not name_ok:
+            return
+        ctx.report(self.CODE, target, self.MESSAGE.format(text=ctx.text(target), name=name))
+
+    def visit_Assign(self, node, ctx):
+        if ctx.in_function:
+            for target in node.targets:
+                for t in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                    self._check_target(t, ctx, name_ok=False)
+
+    def visit_AugAssign(self, node, ctx):
+        if ctx.in_function:
+            self._check_target(node.target, ctx, name_ok=True)
+
+    def visit_Call(self, node, ctx):
+        if not ctx.in_function:
+            return
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in MUTATING_METHODS:
+            name = _base_name(f.value)
+            if name and self._is_module_array(name, ctx):
+                ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), name=name))
+                return
+        q = ctx.call_name(node)
+        if not (q and q.startswith("numpy.")):
+            return
+        written = [k.value for k in node.keywords if k.arg == "out"]
+        if table.canonical(q) == "numpy.copyto" and node.args:
+            written.append(node.args[0])
+        for w in written:
+            for t in w.elts if isinstance(w, ast.Tuple) else [w]:
+                if isinstance(t, ast.Name) and self._is_module_array(t.id, ctx):
+                    ctx.report(self.CODE, t, self.MESSAGE.format(text=ctx.text(node), name=t.id))
+
+
+_SHAPE_CATEGORIES = ("Array creation", "Shape and layout")
+
+
+class DataDependentSize(Rule):
+    CODE = "LP303"
+    NAME = "data-dependent-size"
+    MESSAGE = ("`{text}` is a size computed from the data, {where}: the graph freezes the size "
+               "seen while tracing. Keep sizes static: select with a mask (`x[mask]`), "
+               "`np.where`, or count with `np.count_nonzero` and stay in arrays.")
+    WHAT = ("Flags data-dependent sizes escaping into Python: `len()`, `.shape[...]` or `.size` "
+            "of `np.unique`/`np.nonzero`/boolean-mask results, and Python numbers computed from "
+            "array data used as a slice bound, a shape, or a `range()`.")
+    WHY = ("`np.nonzero(m)` and `x[mask]` trace fine (their size follows the data inside the "
+           "graph), but once the size becomes a Python `int`, the graph holds the traced-time "
+           "value for every input.")
+    EXAMPLE = src("""
+        @leapp.compile
+        def f(x):
+            n = int((x > 0).sum())
+            return x[:n]
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def f(x):
+            return x[x > 0]
+        """)
+    VALID = [
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                idx = np.nonzero(x > 0)
+                kept = x[x > 0]
+                n = x.shape[0]
+                return kept, x[idx], x[: n // 2], np.zeros(len(x))
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                k = len(np.unique(x))
+                return x * k
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x[: int((x > 0).sum())]
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                kept = x[x > 0]
+                return np.zeros(kept.shape[0])
+            """), line=5),
+    ]
+
+    def _flag(self, node, where, ctx):
+        ctx.claim(node)
+        if isinstance(node, ast.Call):  # report the size once, not its parts again
+            for a in node.args:
+                ctx.claim(a)
+        ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), where=where))
+
+    def _sizes(self, args, where, ctx):
+        for a in args:
+            for part in a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]:
+                if not ctx.is_claimed(part) and ctx.is_tainted(part):
+                    self._flag(part, where, ctx)
+
+    def visit_Call(self, node, ctx):
+        if ctx.is_claimed(node):
+            return
+        if ctx.builtin(node.func) == "len" and node.args and ctx.is_dds(node.args[0]):
+            return self._flag(node, "escaping into Python", ctx)
+        takes_sizes = ctx.builtin(node.func) == "range"
+        if not takes_sizes:
+            found = ctx.site(node)
+            entry = found[1] if found else None
+            takes_sizes = isinstance(entry, table.Entry) and entry.category in _SHAPE_CATEGORIES
+        if takes_sizes:
+            self._sizes([*node.args, *(k.value for k in node.keywords)],
+                        f"used as a size in `{ctx.text(node.func)}(...)`", ctx)
+
+    def visit_Attribute(self, node, ctx):
+        if node.attr == "size" and not ctx.is_claimed(node) and ctx.is_dds(node.value):
+            self._flag(node, "escaping into Python", ctx)
+
+    def visit_Subscript(self, node, ctx):
+        if ctx.is_claimed(node):
+            return
+        if ctx.is_escape(node):  # kept.shape[0] with kept = x[mask]
+            return self._flag(node, "escaping into Python", ctx)
+        if ctx.is_array(node.value):
+            slices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            bounds = [b for s in slices if isinstance(s, ast.Slice)
+                      for b in (s.lower, s.upper, s.step) if b is not None]
+            self._sizes(bounds, "used as a slice bound", ctx)
+
+
+RULES = [RandomInTrace, DataDependentSize, ModuleArrayWrite]

@@ -1,0 +1,366 @@
+"""Walk traced code in order, keep the dataflow state, and let each rule look.
+
+Rules are small classes with ``visit_<ast node type>(node, ctx)`` methods
+(plus ``visit_test(test, construct, ctx)`` for truth tests); the walker is the
+``ctx`` they receive. It visits an expression before its children, so a rule
+can ``claim`` an inner node that another rule would otherwise report again.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from leapp import table
+
+from .dataflow import NDARRAY_METHODS, Facts, State, lookup
+from .diagnostics import Diagnostic, Edit, Fix, Site
+from .resolve import Scope, function_scope, make_scope, param_names
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "None", "complex",
+                                 "tuple", "list", "dict", "Sequence", "Callable", "type"})
+
+
+def _literal(node: ast.expr):
+    return node.value if isinstance(node, ast.Constant) else ...
+
+
+class Positions:
+    """ast columns are UTF-8 byte offsets; diagnostics count characters."""
+
+    def __init__(self, lines: list[str], line_offset: int = 0, col_offset: int = 0):
+        self.lines, self.line_offset, self.col_offset = lines, line_offset, col_offset
+
+    def char_col(self, lineno: int, byte_col: int) -> int:
+        line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
+
+    def start(self, node) -> tuple[int, int]:
+        return node.lineno + self.line_offset, self.char_col(node.lineno, node.col_offset) + 1 + self.col_offset
+
+    def end(self, node) -> tuple[int, int]:
+        line = node.end_lineno or node.lineno
+        col = self.char_col(line, node.end_col_offset or 0) + 1 + self.col_offset
+        return line + self.line_offset, col
+
+
+class Walker(Facts):
+    def __init__(self, rules, module: ast.Module, scope: Scope, path: str, source: str,
+                 lines: list[str], positions: Positions, numpy_alias: str | None):
+        self.rules, self.module, self.scope, self.path = rules, module, scope, path
+        self.source = source
+        self.lines, self.positions, self.numpy_alias = lines, positions, numpy_alias
+        self.state = State()
+        self.diagnostics: list[Diagnostic] = []
+        self.sites: dict[int, tuple] = {}
+        self._claimed: set[int] = set()
+        self.function_depth = 0
+        self.all_entries = False  # scope "all": every top-level def is a traced entry point
+        self.in_class = False
+        self.module_arrays: set[str] = set()
+        self.hooks: dict[type, list] = {}
+        self.test_hooks = []
+        for rule in rules:
+            for attr in dir(rule):
+                if attr == "visit_test":
+                    self.test_hooks.append(rule.visit_test)
+                elif attr.startswith("visit_"):
+                    node_type = getattr(ast, attr[6:], None)
+                    if node_type is not None:
+                        self.hooks.setdefault(node_type, []).append(getattr(rule, attr))
+
+    # --- services for rules -------------------------------------------------
+    def report(self, code: str, node: ast.AST, message: str, fix: Fix | None = None) -> None:
+        line, col = self.positions.start(node)
+        end_line, end_col = self.positions.end(node)
+        self.diagnostics.append(Diagnostic(code, message, self.path, line, col, end_line, end_col, fix))
+
+    def claim(self, node: ast.AST) -> None:
+        self._claimed.add(id(node))
+
+    def is_claimed(self, node: ast.AST) -> bool:
+        return id(node) in self._claimed
+
+    def edit(self, node: ast.AST, text: str) -> Edit:
+        return Edit(*self.positions.start(node), *self.positions.end(node), text)
+
+    def text(self, node: ast.AST, limit: int = 48) -> str:
+        s = ast.get_source_segment(self.source, node) or ast.unparse(node)
+        s = " ".join(s.split())
+        return s if len(s) <= limit else s[: limit - 3] + "..."
+
+    def site(self, call: ast.Call):
+        """(Site, table entry, refused keywords) for a NumPy call, else None."""
+        return self.sites.get(id(call))
+
+    @property
+    def in_function(self) -> bool:
+        return self.function_depth > 0
+
+    # --- sites --------------------------------------------------------------
+    def _record_site(self, call: ast.Call) -> None:
+        q = self.call_name(call)
+        kind = "function"
+        if q is None or not (q.startswith("numpy.") or q in table.TABLE):
+            f = call.func
+            if not (isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.is_array(f.value)):
+                return
+            q, kind = "ndarray." + f.attr, "method"
+        entry = lookup(q)
+        refused = []
+        if q.startswith("numpy.random.") or q == "numpy.random":
+            verdict = "random"
+        elif entry is None:
+            verdict = "unknown"
+        elif not entry.supported:
+            verdict = "unsupported"
+        else:
+            target = entry
+            if not entry.refuse and entry.same_as:
+                target = lookup(entry.same_as) or entry
+            kwargs = {k.arg: _literal(k.value) for k in call.keywords if k.arg}
+            refused = table.refused_keywords(target, kwargs) if target.supported else []
+            verdict = "refused-keyword" if refused else "supported"
+        name = table.canonical(q) if kind == "function" else q
+        line, col = self.positions.start(call)
+        self.sites[id(call)] = (Site(name, line, col, kind, verdict), entry, refused)
+
+    # --- expressions --------------------------------------------------------
+    def expr(self, node) -> None:
+        t = type(node)
+        if t is ast.Call:
+            self._record_site(node)
+        hooks = self.hooks.get(t)
+        if hooks:
+            for hook in hooks:
+                hook(node, self)
+        if t in _COMPREHENSIONS:
+            return self._comprehension(node)
+        if t is ast.Lambda:
+            return self._lambda(node)
+        if t is ast.IfExp:
+            self.test(node.test, "conditional expression")
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.expr_context):
+                self.expr(child)
+
+    def test(self, node: ast.expr, construct: str) -> None:
+        for hook in self.test_hooks:
+            hook(node, construct, self)
+
+    def _comprehension(self, node) -> None:
+        saved_state, saved_scope = self.state.copy(), self.scope
+        targets = set()
+        for gen in node.generators:
+            self.expr(gen.iter)
+            targets |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            self.scope = Scope(self.scope, {}, set(targets))
+            is_arr = self.is_array(gen.iter)
+            self.bind(gen.target, None)
+            if is_arr and isinstance(gen.target, ast.Name):
+                self.state.arrays.add(gen.target.id)
+            for cond in gen.ifs:
+                self.test(cond, "comprehension filter")
+                self.expr(cond)
+        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+            self.expr(part)
+        self.state, self.scope = saved_state, saved_scope
+
+    def _lambda(self, node: ast.Lambda) -> None:
+        saved_state, saved_scope = self.state.copy(), self.scope
+        self.scope = function_scope(node, self.scope)
+        for name in param_names(node.args):
+            self.state.kill(name)
+        self.expr(node.body)
+        self.state, self.scope = saved_state, saved_scope
+
+    # --- statements ---------------------------------------------------------
+    def run(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            self.stmt(stmt)
+
+    def _branch(self, stmts) -> State:
+        saved = self.state
+        self.state = saved.copy()
+        self.run(stmts)
+        result, self.state = self.state, saved
+        return result
+
+    def stmt(self, s: ast.stmt) -> None:
+        t = type(s)
+        hooks = self.hooks.get(t)
+        if hooks:
+            for hook in hooks:
+                hook(s, self)
+        if t is ast.Assign:
+            self.expr(s.value)
+            for target in s.targets:
+                self._target(target)
+            for target in s.targets:
+                self.bind(target, s.value)
+        elif t is ast.AugAssign:
+            self.expr(s.value)
+            self._target(s.target)
+            if isinstance(s.target, ast.Name):
+                combined = ast.BinOp(left=s.target, op=s.op, right=s.value)
+                self.bind(s.target, combined)
+        elif t is ast.AnnAssign:
+            if s.value is not None:
+                self.expr(s.value)
+            self._target(s.target)
+            self.bind(s.target, s.value)
+        elif t in (ast.Expr, ast.Return):
+            if s.value is not None:
+                self.expr(s.value)
+        elif t is ast.If:
+            self.test(s.test, "`if` test")
+            self.expr(s.test)
+            a, b = self._branch(s.body), self._branch(s.orelse)
+            a.meet(b)
+            self.state = a
+        elif t is ast.While:
+            self.test(s.test, "`while` test")
+            self.expr(s.test)
+            self.state.meet(self._branch(s.body))
+            self.state.meet(self._branch(s.orelse))
+        elif t in (ast.For, ast.AsyncFor):
+            self.expr(s.iter)
+            saved = self.state.copy()
+            self.bind(s.target, None)
+            if self.is_array(s.iter) and isinstance(s.target, ast.Name):
+                self.state.arrays.add(s.target.id)
+            self.run(s.body)
+            self.run(s.orelse)
+            self.state.meet(saved)
+        elif t in (ast.With, ast.AsyncWith):
+            for item in s.items:
+                self.expr(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, None)
+            self.run(s.body)
+        elif t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+            after = self._branch(s.body + s.orelse)
+            for handler in s.handlers:
+                if handler.type is not None:
+                    self.expr(handler.type)
+                after.meet(self._branch(handler.body))
+            self.state = after
+            self.run(s.finalbody)
+        elif t is ast.Assert:
+            self.test(s.test, "`assert`")
+            self.expr(s.test)
+            if s.msg is not None:
+                self.expr(s.msg)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
+            for d in [*s.decorator_list, *s.args.defaults, *s.args.kw_defaults]:
+                if d is not None:
+                    self.expr(d)
+            top = self.all_entries and not self.in_function
+            self.run_function(s, entry=top, is_method=top and self.in_class)
+            self.state.kill(s.name)
+        elif t is ast.ClassDef:
+            if self.all_entries and not self.in_function:
+                saved_state, self.in_class = self.state.copy(), True
+                try:
+                    self.run(s.body)
+                finally:
+                    self.state, self.in_class = saved_state, False
+            self.state.kill(s.name)
+        elif t is ast.Raise:
+            for part in (s.exc, s.cause):
+                if part is not None:
+                    self.expr(part)
+        elif t is ast.Delete:
+            for target in s.targets:
+                self._target(target)
+                self.bind(target, None)
+        elif t is getattr(ast, "Match", None):
+            self.expr(s.subject)
+            after = None
+            for case in s.match_cases:
+                branch = self._branch(case.body)
+                after = branch if after is None else (after.meet(branch) or after)
+            if after is not None:
+                after.meet(self.state)
+                self.state = after
+
+    def _target(self, target: ast.expr) -> None:
+        """Visit the expressions inside an assignment target (``a[i]``, ``o.x``)."""
+        if isinstance(target, (ast.Subscript, ast.Attribute)):
+            self.expr(target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._target(elt)
+        elif isinstance(target, ast.Starred):
+            self._target(target.value)
+
+    # --- entry points -------------------------------------------------------
+    def run_function(self, fn, entry: bool, is_method: bool = False, parent: Scope | None = None) -> None:
+        """Walk a function body; with ``entry``, its parameters are traced inputs."""
+        saved_state, saved_scope = self.state, self.scope
+        if parent is not None:
+            self.scope = parent
+        self.scope = function_scope(fn, self.scope)
+        self.state = saved_state.copy() if parent is None else State()
+        for name in self.scope.bound:
+            self.state.kill(name)
+        if entry:
+            self.state.arrays |= array_params(fn, is_method)
+        self.function_depth += 1
+        try:
+            self.run(fn.body)
+        finally:
+            self.function_depth -= 1
+            self.state, self.scope = saved_state, saved_scope
+
+    def run_region(self, stmts, scope: Scope, inputs: set[str], in_function: bool) -> None:
+        saved_state, saved_scope = self.state, self.scope
+        self.scope, self.state = scope, State(arrays=inputs)
+        self.function_depth += in_function
+        try:
+            self.run(stmts)
+        finally:
+            self.function_depth -= in_function
+            self.state, self.scope = saved_state, saved_scope
+
+    def collect_module_arrays(self) -> None:
+        """Module-level names assigned NumPy arrays (targets of LP302)."""
+        for stmt in self.module.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    self.bind(target, stmt.value)
+        self.module_arrays = set(self.state.arrays)
+        self.state = State()
+
+
+def array_params(fn, is_method: bool) -> set[str]:
+    """Parameters of a traced entry point that hold arrays.
+
+    Not: ``self``/``cls``, ``*args``/``**kwargs``, parameters with a literal
+    default, or an annotation naming a non-array type."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    if is_method and positional:
+        positional = positional[1:]
+    defaults = dict(zip([a.arg for a in [*args.posonlyargs, *args.args]][::-1], args.defaults[::-1], strict=False))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    out = set()
+    for a in [*positional, *args.kwonlyargs]:
+        d = defaults.get(a.arg)
+        if d is not None and isinstance(d, (ast.Constant, ast.Tuple, ast.List, ast.Dict)):
+            continue
+        if a.annotation is not None:
+            words = {n.id for n in ast.walk(a.annotation) if isinstance(n, ast.Name)} | {
+                n.attr for n in ast.walk(a.annotation) if isinstance(n, ast.Attribute)} | {
+                n.value for n in ast.walk(a.annotation) if isinstance(n, ast.Constant)}
+            if words & _SCALAR_ANNOTATIONS and not any("rray" in str(w) or "Tensor" in str(w) for w in words):
+                continue
+        out.add(a.arg)
+    return out
+
+
+def module_scope(tree: ast.Module) -> Scope:
+    return make_scope(tree.body, None)
