@@ -65,3 +65,7 @@ class EscapeWarning(LeappWarning):
 
 class ValidationWarning(LeappWarning):
     """Validation could not run, or ran with nothing to compare against."""
+
+
+class LeappInternalWarning(LeappWarning):
+    """leapp repaired a disagreement between an adapter and NumPy (a leapp bug: please report it)."""

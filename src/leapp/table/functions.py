@@ -119,7 +119,6 @@ FUNCTIONS = [
        kind="bypass", note="Keeps tracing while a leapp session is active."),
     _f("asanyarray", "torch.Tensor.to", CV, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
     _f("ascontiguousarray", "torch.Tensor.contiguous", CV, {"like": COMMON_REFUSALS["like"]}, kind="bypass"),
-    _f("copyto", "torch.where", CV, {"where": COMMON_REFUSALS["where"]}),
     _f("isclose", "torch.isclose", C),
     _f("allclose", "torch.allclose", C, note="Returns a traced 0-d bool; branching on it is a data-dependent if."),
     _f("array_equal", "torch.equal", C),

@@ -1,0 +1,81 @@
+"""Torch implementations of the translation table's entries.
+
+An adapter is registered under the table name it implements and is called
+once, at lowering time, as ``adapter(m, *args, **kwargs)`` with NumPy's own
+signature: ``m`` (a ``build.Ctx``) knows NumPy's result dtype and shape and
+the dtype of each operand; traced operands arrive as ``torch.fx.Proxy``.
+Adapters are plain torch code, so what they call is what the graph records.
+
+Ufuncs need no adapter of their own unless the generic rule (cast to NumPy's
+resolved loop dtypes, call the table's torch function) is not exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ... import table
+
+ADAPTERS: dict = {}
+
+
+def impl(*names):
+    def register(fn):
+        for name in names:
+            if name in ADAPTERS:
+                raise RuntimeError(f"two adapters for {name}")
+            ADAPTERS[name] = fn
+        return fn
+
+    return register
+
+
+def torch_callable(dotted: str):
+    obj = torch
+    for part in dotted.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def loop_dtypes(m, ufunc, inputs, dtype=None):
+    """NumPy's resolved loop dtypes for these operands (NEP 50 included)."""
+    sig = tuple(m.np_dtype(x) for x in inputs)
+    outs = (np.dtype(dtype),) * ufunc.nout if dtype is not None else (None,) * ufunc.nout
+    return ufunc.resolve_dtypes(sig + outs)
+
+
+_generic_cache: dict = {}
+
+
+def generic_ufunc(name):
+    """The adapter for a plain ufunc entry: cast to loop dtypes, call the torch function."""
+    hit = _generic_cache.get(name)
+    if hit is not None:
+        return hit
+    entry = table.lookup(name)
+    if not isinstance(entry, table.Entry) or entry.kind != "ufunc":
+        return None
+    ufunc = getattr(np, name.split(".", 1)[1])
+    fn = torch_callable(entry.torch)
+
+    def adapter(m, *inputs, dtype=None, casting=None, order=None, subok=None, **kw):
+        loops = loop_dtypes(m, ufunc, inputs, dtype)
+        args = [m.cast(x, loops[i]) for i, x in enumerate(inputs)]
+        out = fn(*args)
+        return m.cast(m.mark(out, loops[-1], m.shape), m.dtype) if isinstance(out, torch.fx.Proxy) else out
+
+    _generic_cache[name] = adapter
+    return adapter
+
+
+def norm_axes(axis, ndim):
+    """NumPy's axis argument as a tuple of non-negative ints (None: every axis)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (list, tuple)):
+        return tuple(int(a) % max(ndim, 1) for a in axis)
+    return (int(axis) % max(ndim, 1),)
+
+
+from . import conversion, creation, indexing, linalg, reductions, shape, selection, ufuncs  # noqa: E402,F401

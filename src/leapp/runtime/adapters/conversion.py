@@ -1,0 +1,88 @@
+"""Conversion and elementwise helpers: astype, copy, asarray, round, isclose, nan_to_num."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import impl
+
+
+@impl("ndarray.astype")
+def astype(m, a, dtype, casting="unsafe", **kw):
+    x = m.tensor(a)
+    if m.np_dtype(a) == m.dtype:
+        return torch.clone(x)
+    return x.to(m.tdtype)
+
+
+@impl("ndarray.copy", "numpy.copy")
+def copy(m, a, order="K", subok=False):
+    return torch.clone(m.tensor(a))
+
+
+def nested(m, obj):
+    """A (nested) list mixing traced 0-d/N-d values and literals, stacked as NumPy would, in NumPy's dtype."""
+    if isinstance(obj, (list, tuple)):
+        return torch.stack([nested(m, v) for v in obj])
+    return m.tensor(obj, m.dtype)
+
+
+@impl("numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray")
+def asarray(m, a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    return nested(m, a)
+
+
+@impl("numpy.array")
+def array(m, obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    x = nested(m, obj)
+    return torch.clone(x) if isinstance(obj, torch.fx.Proxy) and m.np_dtype(obj) == m.dtype else x
+
+
+@impl("numpy.round")
+def round_(m, a, decimals=0, out=None):
+    x = m.tensor(a)
+    if m.dtype.kind in "iub":
+        if decimals >= 0:
+            return torch.clone(x)
+        scale = 10 ** (-decimals)
+        return (torch.round(x.to(torch.float64) / scale) * scale).to(m.tdtype)
+    if decimals == 0:
+        return torch.round(x)
+    return torch.round(x, decimals=int(decimals))
+
+
+@impl("numpy.sinc")
+def sinc(m, x):
+    return torch.sinc(m.cast(x, m.dtype))
+
+
+@impl("numpy.isclose")
+def isclose(m, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    dt = np.result_type(*(d if not isinstance(d, type) else d(0) for d in (m.np_dtype(a), m.np_dtype(b))), 1.0)
+    x, y = m.tensor(a, dt), m.tensor(b, dt)
+    return torch.isclose(x, y, rtol=rtol, atol=atol, equal_nan=bool(equal_nan))
+
+
+@impl("numpy.allclose")
+def allclose(m, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return torch.all(isclose(m, a, b, rtol, atol, equal_nan))
+
+
+@impl("numpy.array_equal")
+def array_equal(m, a1, a2, equal_nan=False):
+    if tuple(m.shape_of(a1)) != tuple(m.shape_of(a2)):
+        return m.tensor(np.asarray(False))
+    x, y = m.tensor(a1), m.tensor(a2)
+    same = x == y
+    if equal_nan:
+        same = same | (torch.isnan(x) & torch.isnan(y))
+    return torch.all(same)
+
+
+@impl("numpy.nan_to_num")
+def nan_to_num(m, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    t = m.tensor(x)
+    if m.dtype.kind not in "fc":
+        return torch.clone(t)
+    return torch.nan_to_num(t, nan=nan, posinf=posinf, neginf=neginf)

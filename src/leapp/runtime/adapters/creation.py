@@ -1,0 +1,90 @@
+"""Array creation from traced operands (creation from literals is folded to constants)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import impl
+
+
+def _like(fill):
+    def adapter(m, a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+        if shape is not None:
+            size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+            return torch.full(size, fill, dtype=m.tdtype)
+        return torch.full_like(m.tensor(a), fill, dtype=m.tdtype)
+
+    return adapter
+
+
+impl("numpy.zeros_like", "numpy.empty_like")(_like(0))
+impl("numpy.ones_like")(_like(1))
+
+
+@impl("numpy.full_like")
+def full_like(m, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    if isinstance(fill_value, torch.fx.Proxy):
+        base = torch.zeros_like(m.tensor(a), dtype=m.tdtype)
+        return base + m.cast(fill_value, m.dtype)
+    if shape is not None:
+        size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        return torch.full(size, m.cast(fill_value, m.dtype), dtype=m.tdtype)
+    return torch.full_like(m.tensor(a), m.cast(fill_value, m.dtype), dtype=m.tdtype)
+
+
+@impl("numpy.full")
+def full(m, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    return torch.zeros(size, dtype=m.tdtype) + m.cast(fill_value, m.dtype)
+
+
+@impl("numpy.linspace")
+def linspace(m, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    compute = np.result_type(m.np_dtype(start) if not isinstance(m.np_dtype(start), type) else float,
+                             m.np_dtype(stop) if not isinstance(m.np_dtype(stop), type) else float, float)
+    lo, hi = m.tensor(start, compute), m.tensor(stop, compute)
+    div = (num - 1) if endpoint else num
+    delta = hi - lo
+    extra = len(np.broadcast_shapes(m.shape_of(start), m.shape_of(stop)))
+    steps = m.tensor(np.arange(num, dtype=compute).reshape((-1,) + (1,) * extra))
+    if div > 0:
+        y = steps * (delta / div) + lo
+    else:
+        y = steps * delta + lo
+    if endpoint and num > 1:
+        last = m.tensor((np.arange(num) == num - 1).reshape((-1,) + (1,) * extra))
+        y = torch.where(last, hi, y)
+    if axis != 0:
+        y = torch.movedim(y, 0, axis)
+    if m.dtype.kind in "iu":
+        y = torch.floor(y)
+    return m.cast(m.mark(y, compute, m.shape), m.dtype)
+
+
+def _sized(fill):
+    def adapter(m, shape, dtype=float, order="C", *, device=None, like=None):
+        size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        return torch.full(size, fill, dtype=m.tdtype)
+
+    return adapter
+
+
+impl("numpy.zeros", "numpy.empty")(_sized(0))
+impl("numpy.ones")(_sized(1))
+
+
+@impl("numpy.arange")
+def arange(m, *args, dtype=None, device=None, like=None):
+    return torch.arange(*args, dtype=m.tdtype)
+
+
+@impl("numpy.eye")
+def eye(m, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    cols = N if M is None else M
+    return torch.ones((N, cols), dtype=m.tdtype).triu(k).tril(k)
+
+
+@impl("numpy.identity")
+def identity(m, n, dtype=None, *, like=None):
+    return torch.eye(n, dtype=m.tdtype)

@@ -1,0 +1,99 @@
+"""Indexing and indexed assignment, recorded functionally.
+
+torch has no negative slice steps: ``x[::-1]`` becomes a positive slice and
+a flip of that axis. Assignment ``y[idx] = v`` (any index NumPy accepts) is
+recorded as a scatter of ``v`` into a copy of ``y`` at the flat positions
+``idx`` selects, so the graph stays pure and one rule covers slices, masks,
+index arrays and broadcasting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import impl
+
+
+def _items(index):
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _consumed(m, item):
+    if item is None:
+        return 0
+    if isinstance(item, torch.fx.Proxy) and m.np_dtype(item) == np.bool_:
+        return max(m.ndim(item), 1)
+    if isinstance(item, np.ndarray) and item.dtype == bool:
+        return max(item.ndim, 1)
+    return 1
+
+
+def take_index(m, x, index, shape):
+    """``x[index]`` in torch, for an ``x`` of NumPy shape ``shape``."""
+    items = list(_items(index))
+    used = sum(_consumed(m, i) for i in items if i is not Ellipsis)
+    flips = []
+    dim = 0
+    for k, item in enumerate(items):
+        if item is Ellipsis:
+            dim += len(shape) - used
+            continue
+        if isinstance(item, slice) and item.step is not None and item.step < 0:
+            picked = range(*item.indices(shape[dim]))
+            if len(picked):
+                flips.append((dim, slice(picked[-1], picked[0] + 1, -item.step)))
+            else:
+                flips.append((dim, slice(0, 0)))
+            items[k] = slice(None)
+        elif isinstance(item, torch.fx.Proxy):
+            if m.np_dtype(item) != np.bool_:
+                items[k] = m.cast(item, np.int64)
+        elif isinstance(item, list):
+            items[k] = m.tensor(np.asarray(item)) if not _is_int_list(item) else m.tensor(np.asarray(item, np.int64))
+        dim += _consumed(m, item)
+    for d, positive in flips:
+        x = x[(slice(None),) * d + (positive,)]
+        if positive != slice(0, 0):
+            x = torch.flip(x, (d,))
+    if all(isinstance(i, slice) and i == slice(None) for i in items):
+        return x
+    return x[tuple(items)]
+
+
+def _is_int_list(item):
+    return all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in item)
+
+
+@impl("ndarray.__getitem__", "leapp.view_index")
+def getitem(m, x, index):
+    return take_index(m, m.tensor(x), index, m.shape_of(x))
+
+
+@impl("ndarray.__setitem__", "leapp.write_index")
+def setitem(m, x, index, value):
+    shape = tuple(m.shape)
+    size = int(np.prod(shape)) if shape else 1
+    positions = m.tensor(np.arange(size, dtype=np.int64).reshape(shape))
+    picked = take_index(m, positions, index, shape)
+    v = m.tensor(value, m.dtype) if not isinstance(value, torch.fx.Proxy) else m.cast(value, m.dtype)
+    flat = torch.reshape(m.tensor(x), (-1,))
+    flat = flat.index_put((picked.reshape(-1),), v.expand_as(picked).reshape(-1))
+    return torch.reshape(flat, shape)
+
+
+@impl("item")
+def item(m, parent, i):
+    return parent[i]
+
+
+@impl("ndarray.fill")
+def fill(m, x, value):
+    if isinstance(value, torch.fx.Proxy):
+        return m.cast(value, m.dtype).expand_as(x).clone()
+    return torch.full_like(x, m.cast(value, m.dtype))
+
+
+@impl("leapp.cast")
+def cast(m, x, dtype):
+    return m.cast(x, dtype)

@@ -1,0 +1,95 @@
+"""Linear algebra: dot, einsum, tensordot, trace, tril/triu, outer, inner, cross, norm."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import impl, norm_axes
+
+
+@impl("numpy.dot")
+def dot(m, a, b, out=None):
+    x, y = m.tensor(a, m.dtype), m.tensor(b, m.dtype)
+    na, nb = m.ndim(a), m.ndim(b)
+    if na == 0 or nb == 0:
+        return torch.mul(x, y)
+    if nb <= 2 and na <= 2 or nb == 1:
+        return torch.matmul(x, y)
+    return torch.tensordot(x, y, dims=([na - 1], [nb - 2]))
+
+
+@impl("numpy.einsum")
+def einsum(m, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    if not isinstance(subscripts, str):
+        raise TypeError("np.einsum's interleaved (operand, sublist) form is not supported; use a subscripts string")
+    return torch.einsum(subscripts, *[m.tensor(o, m.dtype) for o in operands])
+
+
+@impl("numpy.tensordot")
+def tensordot(m, a, b, axes=2):
+    x, y = m.tensor(a, m.dtype), m.tensor(b, m.dtype)
+    if isinstance(axes, int):
+        return torch.tensordot(x, y, dims=axes)
+    left, right = axes
+    left = [int(left)] if np.ndim(left) == 0 else [int(i) for i in left]
+    right = [int(right)] if np.ndim(right) == 0 else [int(i) for i in right]
+    return torch.tensordot(x, y, dims=(left, right))
+
+
+@impl("numpy.trace")
+def trace(m, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    x = m.cast(a, m.dtype)
+    return torch.sum(torch.diagonal(x, offset, axis1, axis2), -1)
+
+
+@impl("numpy.tril")
+def tril(m, x, k=0):
+    return torch.tril(m.tensor(x), k)
+
+
+@impl("numpy.triu")
+def triu(m, x, k=0):
+    return torch.triu(m.tensor(x), k)
+
+
+@impl("numpy.outer")
+def outer(m, a, b, out=None):
+    return torch.outer(m.tensor(a, m.dtype).reshape(-1), m.tensor(b, m.dtype).reshape(-1))
+
+
+@impl("numpy.inner")
+def inner(m, a, b):
+    x, y = m.tensor(a, m.dtype), m.tensor(b, m.dtype)
+    if m.ndim(a) == 0 or m.ndim(b) == 0:
+        return torch.mul(x, y)
+    return torch.inner(x, y)
+
+
+@impl("numpy.cross")
+def cross(m, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x = torch.movedim(m.tensor(a, m.dtype), axisa, -1)
+    y = torch.movedim(m.tensor(b, m.dtype), axisb, -1)
+    x, y = torch.broadcast_tensors(x, y)
+    out = torch.linalg.cross(x, y, dim=-1)
+    return torch.movedim(out, -1, axisc) if len(m.shape) > 1 else out
+
+
+@impl("numpy.linalg.norm")
+def norm(m, x, ord=None, axis=None, keepdims=False):
+    t = m.tensor(x, m.dtype)
+    nd = m.ndim(x)
+    if axis is None and (ord is None or nd == 1):
+        flat = t.reshape(-1)
+        out = torch.linalg.vector_norm(flat, 2 if ord is None else ord)
+        return out.reshape((1,) * nd) if keepdims else out
+    if axis is None:
+        axis = tuple(range(nd))
+    dims = norm_axes(axis, nd)
+    if len(dims) == 1:
+        return torch.linalg.vector_norm(t, 2 if ord is None else ord, dim=dims[0], keepdim=bool(keepdims))
+    if ord is None or ord == "fro":
+        return torch.sqrt(torch.sum(t * t, dim=dims, keepdim=bool(keepdims)))
+    return torch.linalg.matrix_norm(t, ord, dim=dims, keepdim=bool(keepdims))

@@ -1,0 +1,155 @@
+"""Reductions with NumPy's axis, keepdims, dtype and ddof semantics.
+
+``axis=None`` always becomes an explicit tuple of every axis: passing
+``dim=None`` on to torch fails at export. Integer and bool inputs are cast to
+NumPy's accumulator dtype *before* reducing (int32 sums are int64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import impl, norm_axes
+
+_MULTI_DIM = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin, "mean": torch.mean,
+              "all": torch.all, "any": torch.any}
+
+
+def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
+    """Reduce ``a`` over ``axis`` with torch's ``kind`` reduction, in NumPy's dtypes."""
+    nd = m.ndim(a)
+    compute = compute or m.dtype
+    if kind in ("all", "any"):
+        x = m.cast(a, np.bool_)
+    else:
+        x = m.cast(a, compute)
+    dims = norm_axes(axis, nd)
+    if nd == 0 or (axis is not None and len(dims) == 0):
+        out = m.tensor(x)
+    elif kind == "prod":
+        out = x
+        for d in sorted(dims, reverse=True):
+            out = torch.prod(out, d, keepdim=bool(keepdims))
+    else:
+        out = _MULTI_DIM[kind](x, dim=dims, keepdim=bool(keepdims))
+    if initial is not None:
+        if kind == "sum":
+            out = out + initial
+        elif kind == "prod":
+            out = out * initial
+        elif kind == "amax":
+            out = torch.clamp(out, min=initial)
+        elif kind == "amin":
+            out = torch.clamp(out, max=initial)
+    return m.cast(m.mark(out, compute if kind not in ("all", "any") else np.bool_, m.shape), m.dtype)
+
+
+@impl("numpy.sum")
+def sum_(m, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, **kw):
+    return reduce_with(m, "sum", a, axis, keepdims, initial)
+
+
+@impl("numpy.prod")
+def prod(m, a, axis=None, dtype=None, out=None, keepdims=False, initial=None, **kw):
+    return reduce_with(m, "prod", a, axis, keepdims, initial)
+
+
+@impl("numpy.max")
+def max_(m, a, axis=None, out=None, keepdims=False, initial=None, **kw):
+    return reduce_with(m, "amax", a, axis, keepdims, initial)
+
+
+@impl("numpy.min")
+def min_(m, a, axis=None, out=None, keepdims=False, initial=None, **kw):
+    return reduce_with(m, "amin", a, axis, keepdims, initial)
+
+
+@impl("numpy.all")
+def all_(m, a, axis=None, out=None, keepdims=False, **kw):
+    return reduce_with(m, "all", a, axis, keepdims)
+
+
+@impl("numpy.any")
+def any_(m, a, axis=None, out=None, keepdims=False, **kw):
+    return reduce_with(m, "any", a, axis, keepdims)
+
+
+def _float_compute(dtype):
+    # NumPy accumulates float16 means and variances in float32
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+@impl("numpy.mean")
+def mean(m, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    return reduce_with(m, "mean", a, axis, keepdims, compute=_float_compute(m.dtype))
+
+
+def _moment(m, a, axis, ddof, keepdims, correction, std):
+    if correction is not None:
+        ddof = correction
+    compute = _float_compute(m.dtype)
+    x = m.cast(a, compute)
+    nd = m.ndim(a)
+    fn = torch.std if std else torch.var
+    if nd == 0:
+        out = fn(x.reshape(1), dim=0, correction=ddof)
+    else:
+        out = fn(x, dim=norm_axes(axis, nd), correction=ddof, keepdim=bool(keepdims))
+    return m.cast(m.mark(out, compute, m.shape), m.dtype)
+
+
+@impl("numpy.std")
+def std(m, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None, correction=None, **kw):
+    return _moment(m, a, axis, ddof, keepdims, correction, std=True)
+
+
+@impl("numpy.var")
+def var(m, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, mean=None, correction=None, **kw):
+    return _moment(m, a, axis, ddof, keepdims, correction, std=False)
+
+
+@impl("numpy.ptp")
+def ptp(m, a, axis=None, out=None, keepdims=False):
+    hi = reduce_with(m, "amax", a, axis, keepdims)
+    lo = reduce_with(m, "amin", a, axis, keepdims)
+    return hi - lo
+
+
+def _arg(fn):
+    def adapter(m, a, axis=None, out=None, *, keepdims=False):
+        x = m.tensor(a)
+        if m.np_dtype(a) == np.bool_:
+            x = x.to(torch.uint8)
+        nd = m.ndim(a)
+        if axis is None:
+            out = fn(x.reshape(-1), 0)
+            return out.reshape((1,) * nd) if keepdims else out
+        return fn(x, norm_axes(axis, nd)[0], keepdim=bool(keepdims))
+
+    return adapter
+
+
+impl("numpy.argmax")(_arg(torch.argmax))
+impl("numpy.argmin")(_arg(torch.argmin))
+
+
+def _cumulative(fn):
+    def adapter(m, a, axis=None, dtype=None, out=None, **kw):
+        x = m.cast(a, m.dtype)
+        if axis is None:
+            return fn(x.reshape(-1), 0)
+        return fn(x, norm_axes(axis, m.ndim(a))[0])
+
+    return adapter
+
+
+impl("numpy.cumsum")(_cumulative(torch.cumsum))
+impl("numpy.cumprod")(_cumulative(torch.cumprod))
+
+
+@impl("numpy.count_nonzero")
+def count_nonzero(m, a, axis=None, *, keepdims=False):
+    x = m.cast(a, np.bool_)
+    out = reduce_with(m, "sum", x, axis, keepdims, compute=np.dtype(np.int64))
+    return out

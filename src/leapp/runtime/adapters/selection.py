@@ -1,0 +1,97 @@
+"""Selection: where, clip, sort, argsort, nonzero, take."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import impl, norm_axes
+
+
+def _operand(m, v, dtype, other_is_tensor):
+    if isinstance(v, torch.fx.Proxy):
+        return m.cast(v, dtype)
+    if other_is_tensor and isinstance(v, (bool, int, float)):
+        return m.cast(v, dtype)
+    return m.tensor(v, dtype)
+
+
+@impl("numpy.where")
+def where(m, condition, x=None, y=None):
+    cond = m.cast(m.tensor(condition) if not isinstance(condition, torch.fx.Proxy) else condition, np.bool_)
+    if x is None and y is None:
+        return torch.nonzero(cond, as_tuple=True)
+    xt = isinstance(x, torch.fx.Proxy)
+    yt = isinstance(y, torch.fx.Proxy)
+    a = _operand(m, x, m.dtype, yt)
+    b = _operand(m, y, m.dtype, isinstance(a, torch.fx.Proxy) or xt)
+    return torch.where(cond, a, b)
+
+
+_NO = object()
+
+
+@impl("numpy.clip")
+def clip(m, a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
+    lo = a_min if a_min is not _NO else (min if min is not _NO else None)
+    hi = a_max if a_max is not _NO else (max if max is not _NO else None)
+    lo = None if lo is np._NoValue else lo
+    hi = None if hi is np._NoValue else hi
+    x = m.cast(a, m.dtype)
+    lo = None if lo is None else m.cast(lo, m.dtype)
+    hi = None if hi is None else m.cast(hi, m.dtype)
+    # torch.clamp takes two numbers or two tensors, not one of each
+    if isinstance(lo, torch.fx.Proxy) != isinstance(hi, torch.fx.Proxy) and lo is not None and hi is not None:
+        lo, hi = m.tensor(lo, m.dtype), m.tensor(hi, m.dtype)
+    return torch.clamp(x, lo, hi)
+
+
+def _sort_input(m, a, axis):
+    x = m.tensor(a)
+    if axis is None:
+        return x.reshape(-1), 0
+    return x, norm_axes(axis, m.ndim(a))[0]
+
+
+@impl("numpy.sort")
+def sort(m, a, axis=-1, kind=None, order=None, *, stable=None):
+    x, dim = _sort_input(m, a, axis)
+    if m.ndim(a) == 0 and axis is not None:
+        return x
+    return torch.sort(x, dim=dim, stable=True)[0]
+
+
+@impl("numpy.argsort")
+def argsort(m, a, axis=-1, kind=None, order=None, *, stable=None):
+    x, dim = _sort_input(m, a, axis)
+    return torch.argsort(x, dim=dim, stable=True)
+
+
+@impl("numpy.nonzero")
+def nonzero(m, a):
+    return torch.nonzero(m.tensor(a), as_tuple=True)
+
+
+@impl("numpy.take")
+def take(m, a, indices, axis=None, out=None, mode="raise"):
+    x = m.tensor(a)
+    idx = m.cast(indices, np.int64) if isinstance(indices, torch.fx.Proxy) else (
+        int(indices) if np.ndim(indices) == 0 else m.tensor(indices, np.int64))
+    if axis is None:
+        if isinstance(idx, int):
+            return x.reshape(-1)[idx]
+        return torch.take(x, torch.where(idx < 0, idx + int(np.prod(m.shape_of(a))), idx))
+    dim = norm_axes(axis, m.ndim(a))[0]
+    return x[(slice(None),) * dim + (idx,)]
+
+
+@impl("numpy.take_along_axis")
+def take_along_axis(m, arr, indices, axis=-1):
+    x = m.tensor(arr)
+    idx = m.cast(m.tensor(indices), np.int64)
+    if axis is None:
+        return torch.take_along_dim(x.reshape(-1), idx.reshape(-1), 0)
+    dim = norm_axes(axis, m.ndim(arr))[0]
+    size = m.shape_of(arr)[dim]
+    idx = torch.where(idx < 0, idx + size, idx)
+    return torch.take_along_dim(x, idx, dim)

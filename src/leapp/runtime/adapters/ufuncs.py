@@ -1,0 +1,129 @@
+"""Ufuncs whose generic translation would differ from NumPy, and ufunc methods."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from . import impl, loop_dtypes, norm_axes
+
+
+def _zero_safe(op):
+    """Integer division-like ops: NumPy gives 0 for a zero divisor where torch raises."""
+
+    def adapter(m, a, b, dtype=None, **kw):
+        ufunc = getattr(np, m.name.split(".", 1)[1])
+        loops = loop_dtypes(m, ufunc, (a, b), dtype)
+        x, y = m.cast(a, loops[0]), m.cast(b, loops[1])
+        if loops[-1].kind not in "iub":
+            return m.cast(m.mark(op(x, y), loops[-1], m.shape), m.dtype)
+        if not isinstance(y, torch.fx.Proxy):
+            if y == 0:
+                return torch.zeros_like(m.tensor(x), dtype=m.tdtype)
+            return m.cast(m.mark(op(x, y), loops[-1], m.shape), m.dtype)
+        zero = y == 0
+        safe = torch.where(zero, torch.ones_like(y), y)
+        return torch.where(zero, torch.zeros_like(safe), op(x, safe))
+
+    return adapter
+
+
+impl("numpy.floor_divide")(_zero_safe(torch.floor_divide))
+impl("numpy.remainder")(_zero_safe(torch.remainder))
+impl("numpy.fmod")(_zero_safe(torch.fmod))
+
+
+def _rounding(op):
+    """floor/ceil/trunc/rint of integers and bools are the identity in NumPy 2."""
+
+    def adapter(m, x, dtype=None, **kw):
+        ufunc = getattr(np, m.name.split(".", 1)[1])
+        loops = loop_dtypes(m, ufunc, (x,), dtype)
+        x = m.cast(x, loops[0])
+        if loops[0].kind in "iub":
+            return m.cast(x, m.dtype)
+        return m.cast(op(x), m.dtype)
+
+    return adapter
+
+
+impl("numpy.floor")(_rounding(torch.floor))
+impl("numpy.ceil")(_rounding(torch.ceil))
+impl("numpy.trunc")(_rounding(torch.trunc))
+impl("numpy.rint")(_rounding(torch.round))
+
+
+@impl("numpy.cbrt")
+def cbrt(m, x, dtype=None, **kw):
+    x = m.cast(x, loop_dtypes(m, np.cbrt, (x,), dtype)[0])
+    return torch.sign(x) * torch.pow(torch.abs(x), 1.0 / 3.0)
+
+
+@impl("numpy.reciprocal")
+def reciprocal(m, x, dtype=None, **kw):
+    x = m.cast(x, loop_dtypes(m, np.reciprocal, (x,), dtype)[0])
+    if m.dtype.kind in "iu":
+        # integer 1/x truncates: 1 and -1 keep their value, everything else is 0
+        return torch.where(torch.abs(x) == 1, x, torch.zeros_like(x))
+    return torch.reciprocal(x)
+
+
+# --- ufunc methods ------------------------------------------------------------
+
+
+def _reduce_method(fn_name):
+    def adapter(m, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, **kw):
+        from .reductions import reduce_with
+
+        return reduce_with(m, fn_name, a, axis, keepdims, initial)
+
+    return adapter
+
+
+impl("numpy.add.reduce")(_reduce_method("sum"))
+impl("numpy.multiply.reduce")(_reduce_method("prod"))
+impl("numpy.maximum.reduce")(_reduce_method("amax"))
+impl("numpy.minimum.reduce")(_reduce_method("amin"))
+impl("numpy.logical_and.reduce")(_reduce_method("all"))
+impl("numpy.logical_or.reduce")(_reduce_method("any"))
+
+
+def _accumulate(kind):
+    def adapter(m, a, axis=0, dtype=None, out=None, **kw):
+        x = m.cast(a, m.dtype)
+        if m.ndim(a) == 0:
+            return x
+        dim = norm_axes(axis, m.ndim(a))[0]
+        if kind == "cumsum":
+            return torch.cumsum(x, dim)
+        if kind == "cumprod":
+            return torch.cumprod(x, dim)
+        if kind == "cummax":
+            return torch.cummax(x, dim)[0]
+        return torch.cummin(x, dim)[0]
+
+    return adapter
+
+
+impl("numpy.add.accumulate")(_accumulate("cumsum"))
+impl("numpy.multiply.accumulate")(_accumulate("cumprod"))
+impl("numpy.maximum.accumulate")(_accumulate("cummax"))
+impl("numpy.minimum.accumulate")(_accumulate("cummin"))
+
+
+def _outer(op):
+    def adapter(m, a, b, dtype=None, **kw):
+        ufunc = getattr(np, m.name.split(".")[1])
+        loops = loop_dtypes(m, ufunc, (a, b), dtype)
+        x, y = m.tensor(m.cast(a, loops[0])), m.cast(b, loops[1])
+        extra = m.ndim(b)
+        x = x.reshape(tuple(m.shape_of(a)) + (1,) * extra)
+        return m.cast(op(x, y), m.dtype)
+
+    return adapter
+
+
+impl("numpy.add.outer")(_outer(torch.add))
+impl("numpy.subtract.outer")(_outer(torch.sub))
+impl("numpy.multiply.outer")(_outer(torch.mul))
+impl("numpy.divide.outer")(_outer(torch.div))

@@ -1,0 +1,309 @@
+"""Lowering a recorded trace to a ``torch.fx.GraphModule``, once, iteratively.
+
+Each node's adapter (``leapp.runtime.adapters``) writes ordinary torch code
+against ``torch.fx.Proxy`` operands, so the graph records ``torch.clamp``,
+``torch.cat``... Plain NumPy operands become ``get_attr`` constants named
+``_tensor_constant<k>`` in order of first use: re-tracing the same code gives
+byte-identical graphs.
+
+After lowering, ``check_dtypes`` runs the graph on the traced sample and
+compares every node's dtype and shape with what NumPy produced. A shape
+mismatch is a leapp bug (``InternalError``); a dtype mismatch is repaired
+with a cast and reported as a ``LeappInternalWarning`` so tests catch it.
+"""
+
+from __future__ import annotations
+
+import linecache
+import warnings
+
+import numpy as np
+import torch
+import torch.fx
+from torch.fx.proxy import GraphAppendingTracer
+
+from ..errors import InternalError, LeappInternalWarning
+from .adapters import ADAPTERS, generic_ufunc
+from .dtypes import tensor_from_numpy, to_torch
+from .ir import Node, format_loc
+
+
+class Ctx:
+    """What an adapter knows about the node it lowers (NumPy's dtype and shape)."""
+
+    __slots__ = ("builder", "node", "dtype", "shape", "name")
+
+    def __init__(self, builder, node):
+        self.builder = builder
+        self.node = node
+        self.dtype = node.dtype
+        self.shape = node.shape
+        self.name = node.op
+
+    @property
+    def tdtype(self):
+        return to_torch(self.dtype)
+
+    def np_dtype(self, x):
+        """NumPy's view of an operand's dtype: arrays by dtype, Python scalars weak (by type)."""
+        if isinstance(x, torch.fx.Proxy):
+            return x.node.meta["leapp_dtype"]
+        if isinstance(x, bool):
+            return np.dtype(bool)
+        if isinstance(x, (int, float, complex)):
+            return type(x)
+        if isinstance(x, np.generic):
+            return x.dtype
+        return np.asarray(x).dtype
+
+    def ndim(self, x):
+        if isinstance(x, torch.fx.Proxy):
+            return len(x.node.meta["leapp_shape"])
+        return np.ndim(x)
+
+    def shape_of(self, x):
+        if isinstance(x, torch.fx.Proxy):
+            return tuple(x.node.meta["leapp_shape"])
+        return np.shape(x)
+
+    def cast(self, x, dtype):
+        """``x`` at NumPy dtype ``dtype`` (a no-op when it already is; literals stay literals)."""
+        dtype = np.dtype(dtype)
+        if isinstance(x, torch.fx.Proxy):
+            if x.node.meta.get("leapp_dtype") == dtype:
+                return x
+            return self.mark(x.to(to_torch(dtype)), dtype, self.shape_of(x))
+        if isinstance(x, (bool, int, float, complex)):
+            if dtype.kind == "b":
+                return bool(x)
+            if dtype.kind in "iu" and isinstance(x, bool):
+                return int(x)
+            if dtype.kind == "f" and isinstance(x, (bool, int)):
+                return float(x)
+            return x
+        return self.tensor(x, dtype)
+
+    def tensor(self, x, dtype=None):
+        """An operand as a graph tensor: proxies pass through, literals become constants."""
+        if isinstance(x, torch.fx.Proxy):
+            return x if dtype is None else self.cast(x, dtype)
+        value = np.asarray(x, dtype=dtype)
+        return self.builder.constant(value)
+
+    def mark(self, proxy, dtype, shape):
+        meta = proxy.node.meta
+        meta.setdefault("leapp_dtype", np.dtype(dtype))
+        meta.setdefault("leapp_shape", tuple(shape))
+        return proxy
+
+    def torch_dtype(self, dtype):
+        return to_torch(dtype)
+
+
+def _sub(value, env):
+    """Replace Nodes in (nested) arguments by their lowered values."""
+    if isinstance(value, Node):
+        return env[value.index]
+    if isinstance(value, list):
+        return [_sub(v, env) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_sub(v, env) for v in value)
+    if isinstance(value, slice):
+        return value
+    if isinstance(value, dict):
+        return {k: _sub(v, env) for k, v in value.items()}
+    if isinstance(value, np.generic) and not isinstance(value, (np.datetime64, np.timedelta64)):
+        return value.item()
+    return value
+
+
+def _children(value, out):
+    if isinstance(value, Node):
+        out.append(value)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _children(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _children(v, out)
+
+
+def reachable(nodes, roots):
+    """Indices of nodes the roots depend on (iterative: chains of any length)."""
+    seen = set()
+    stack = [r for r in roots if isinstance(r, Node)]
+    while stack:
+        node = stack.pop()
+        if node.index in seen:
+            continue
+        seen.add(node.index)
+        kids = []
+        _children(node.args, kids)
+        if node.kwargs:
+            _children(node.kwargs, kids)
+        stack.extend(k for k in kids if k.index not in seen)
+    return seen
+
+
+class _Tracer(GraphAppendingTracer):
+    """Real tensors that reach an op (an adapter computed one eagerly) become constants."""
+
+    def __init__(self, graph, builder):
+        super().__init__(graph)
+        self.builder = builder
+
+    def create_arg(self, a):
+        if isinstance(a, torch.Tensor) and not isinstance(a, torch.fx.Proxy):
+            return self.builder.constant(a.detach().cpu().numpy()).node
+        return super().create_arg(a)
+
+
+class Builder:
+    def __init__(self):
+        self.root = torch.nn.Module()
+        self.graph = torch.fx.Graph()
+        self.tracer = _Tracer(self.graph, self)
+        self.n_constants = 0
+
+    def constant(self, value):
+        name = f"_tensor_constant{self.n_constants}"
+        self.n_constants += 1
+        self.root.register_buffer(name, tensor_from_numpy(value))
+        proxy = torch.fx.Proxy(self.graph.get_attr(name), self.tracer)
+        proxy.node.meta["leapp_dtype"] = np.asarray(value).dtype
+        proxy.node.meta["leapp_shape"] = tuple(np.shape(value))
+        return proxy
+
+
+def lower(trace, outputs, *, input_names=None):
+    """Build the GraphModule computing ``outputs`` (name -> Node or constant) from the trace inputs."""
+    b = Builder()
+    env = {}
+    roots = [v for v in outputs.values() if isinstance(v, Node)]
+    live = reachable(trace.nodes, roots)
+    for name, node in trace.inputs.items():
+        proxy = torch.fx.Proxy(b.graph.placeholder(name), b.tracer)
+        _annotate(proxy.node, node)
+        env[node.index] = proxy
+    for node in trace.nodes:
+        if node.index not in live or node.op == "input":
+            continue
+        if node.op == "const":
+            proxy = b.constant(node.value)
+            _annotate(proxy.node, node)
+            origin = node.args[0] if node.args else None
+            if origin is not None:
+                proxy.node.meta["leapp_frozen_from"] = origin
+            env[node.index] = proxy
+            continue
+        if node.op == "escaped":
+            raise InternalError(f"escaped value reached lowering: {node}")
+        adapter = ADAPTERS.get(node.op)
+        if adapter is None and node.op.startswith("numpy."):
+            adapter = generic_ufunc(node.op)
+        if adapter is None:
+            raise InternalError(
+                f"no adapter for {node.op} (recorded at {format_loc(node.loc)}); the table lists "
+                f"it as supported, so leapp.runtime.adapters must implement it"
+            )
+        args = _sub(node.args, env)
+        kwargs = _sub(node.kwargs, env) if node.kwargs else {}
+        before = len(b.graph.nodes)
+        try:
+            result = adapter(Ctx(b, node), *args, **kwargs)
+        except Exception as exc:
+            raise InternalError(
+                f"lowering {node.op} recorded at {format_loc(node.loc)} failed: {exc}"
+            ) from exc
+        if isinstance(result, torch.Tensor) and not isinstance(result, torch.fx.Proxy):
+            result = b.constant(result.detach().cpu().numpy())
+        env[node.index] = result
+        _stamp(b.graph, before, node, result)
+    out = {}
+    for name, value in outputs.items():
+        if isinstance(value, Node):
+            out[name] = env[value.index]
+        else:
+            out[name] = b.constant(np.asarray(value))
+    b.graph.output({k: (v.node if isinstance(v, torch.fx.Proxy) else v) for k, v in out.items()})
+    gm = torch.fx.GraphModule(b.root, b.graph, class_name=_class_name(trace.name))
+    return gm
+
+
+def _class_name(name):
+    cleaned = "".join(c if c.isalnum() else "_" for c in str(name))
+    return (cleaned[:1].upper() + cleaned[1:]) if cleaned else "LeappGraph"
+
+
+def _annotate(fx_node, node):
+    fx_node.meta["leapp_dtype"] = np.dtype(node.dtype) if node.dtype is not None else None
+    fx_node.meta["leapp_shape"] = tuple(node.shape) if node.shape is not None else None
+    _set_source(fx_node, node)
+
+
+def _set_source(fx_node, node):
+    loc = node.loc
+    if loc is None or isinstance(loc, str):
+        fx_node.meta["leapp_source"] = loc
+        return
+    fx_node.meta["leapp_source"] = format_loc(loc)
+    fx_node.meta.setdefault("leapp_call", node.op)
+    text = linecache.getline(loc[0], loc[1]).strip()
+    fx_node.meta["stack_trace"] = f'  File "{loc[0]}", line {loc[1]}, in {loc[2]}\n    {text}\n'
+
+
+def _stamp(graph, before, node, result):
+    """Give every FX node an adapter made for ``node`` its source; the result gets NumPy's meta."""
+    fresh = list(graph.nodes)[before:] if len(graph.nodes) > before else []
+    for fx_node in fresh:
+        if "leapp_source" not in fx_node.meta:
+            _set_source(fx_node, node)
+            fx_node.meta["leapp_call"] = node.op
+    if isinstance(result, torch.fx.Proxy) and node.dtype is not None:
+        meta = result.node.meta
+        if result.node in fresh or "leapp_dtype" not in meta:
+            meta["leapp_dtype"] = np.dtype(node.dtype)
+            meta["leapp_shape"] = tuple(node.shape)
+
+
+def check_dtypes(gm, inputs, *, where="graph"):
+    """Run ``gm`` once and make every node's dtype NumPy's; shapes must already agree."""
+    values = {}
+
+    class _Probe(torch.fx.Interpreter):
+        def run_node(self, n):
+            value = super().run_node(n)
+            values[n] = value
+            return value
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _Probe(gm).run(*inputs)
+    repaired = []
+    for n in list(gm.graph.nodes):
+        want = n.meta.get("leapp_dtype")
+        value = values.get(n)
+        if want is None or not isinstance(value, torch.Tensor):
+            continue
+        shape = n.meta.get("leapp_shape")
+        if shape is not None and tuple(value.shape) != tuple(shape):
+            raise InternalError(
+                f"{n.meta.get('leapp_call', n.target)} at {n.meta.get('leapp_source')}: the graph "
+                f"computes shape {tuple(value.shape)} where NumPy gave {tuple(shape)}"
+            )
+        if value.dtype != to_torch(want):
+            repaired.append((n, value.dtype, want))
+    for n, got, want in repaired:
+        with gm.graph.inserting_after(n):
+            cast = gm.graph.call_method("to", (n, to_torch(want)))
+        cast.meta.update({k: v for k, v in n.meta.items() if k.startswith("leapp_") or k == "stack_trace"})
+        n.replace_all_uses_with(cast, delete_user_cb=lambda user, c=cast: user is not c)
+        warnings.warn(
+            f"{n.meta.get('leapp_call', n.target)} at {n.meta.get('leapp_source')}: the torch op "
+            f"gives {got} where NumPy gives {want}; a cast was inserted",
+            LeappInternalWarning,
+            stacklevel=2,
+        )
+    if repaired:
+        gm.recompile()
+    return gm

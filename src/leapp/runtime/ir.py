@@ -1,0 +1,138 @@
+"""The recording: a flat list of cheap nodes, turned into a torch.fx graph once.
+
+Creating an FX node costs tens of microseconds; appending one of these costs
+well under one. ``build.py`` lowers a trace to FX in a single iterative pass,
+so neither recording nor lowering recurses (a 100,000-op chain is fine).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+_copy_array = np.array  # the original, even while leapp.runtime.patches is installed
+
+
+class Node:
+    """One recorded operation (or input, or constant).
+
+    ``op`` is a translation-table name (``"numpy.clip"``), or one of the
+    internal ops ``"input"``, ``"const"``, ``"item"`` (element ``args[1]`` of
+    a multi-output node) and ``"leapp.*"`` (view write-backs). ``args`` and
+    ``kwargs`` mirror the NumPy call, with traced arrays replaced by Nodes.
+    """
+
+    __slots__ = ("op", "args", "kwargs", "dtype", "shape", "loc", "index", "value")
+
+    def __init__(self, op, args, kwargs, dtype, shape, loc, index, value=None):
+        self.op = op
+        self.args = args
+        self.kwargs = kwargs
+        self.dtype = dtype
+        self.shape = shape
+        self.loc = loc
+        self.index = index
+        self.value = value  # constants and inputs only
+
+    def __repr__(self):
+        return f"<Node {self.index} {self.op} {self.dtype}{list(self.shape or ())} at {format_loc(self.loc)}>"
+
+
+class Problem:
+    """Something that keeps the graph from being exact, found while tracing."""
+
+    __slots__ = ("kind", "call", "loc", "message")
+
+    def __init__(self, kind, call, loc, message):
+        self.kind = kind  # "untraced", "escape", "frozen", "refused"
+        self.call = call
+        self.loc = loc
+        self.message = message
+
+    def __str__(self):
+        return f"{format_loc(self.loc)}: {self.message}"
+
+
+class Trace:
+    """Everything recorded for one traced region (one node of a session, one compile)."""
+
+    def __init__(self, name, strict=False):
+        self.name = name
+        self.strict = strict
+        self.nodes: list[Node] = []
+        self.inputs: dict[str, Node] = {}
+        self.input_values: dict[str, object] = {}
+        self.outputs: dict[str, object] = {}  # name -> Node or python value
+        self.output_values: dict[str, object] = {}
+        self.problems: list[Problem] = []
+        self._const_ids: dict[int, tuple] = {}  # id(array) -> (array, node)
+
+    def add(self, op, args, kwargs, dtype, shape, loc, value=None):
+        node = Node(op, args, kwargs, dtype, shape, loc, len(self.nodes), value)
+        self.nodes.append(node)
+        return node
+
+    def const(self, array, loc, origin=None):
+        """A frozen NumPy operand; the same array object used twice is one constant."""
+        hit = self._const_ids.get(id(array))
+        if hit is not None and hit[0] is array:
+            return hit[1]
+        snapshot = _copy_array(array, copy=True)
+        node = self.add("const", (origin,), None, snapshot.dtype, snapshot.shape, loc, snapshot)
+        self._const_ids[id(array)] = (array, node)
+        return node
+
+
+# --- where a call came from ---------------------------------------------------
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NUMPY_DIR = os.path.dirname(np.__file__)
+_TORCH_DIR = None
+_internal_code: dict = {}
+
+
+def _is_internal(code) -> bool:
+    hit = _internal_code.get(code)
+    if hit is None:
+        global _TORCH_DIR
+        if _TORCH_DIR is None:
+            import torch
+
+            _TORCH_DIR = os.path.dirname(torch.__file__)
+        fn = code.co_filename
+        hit = (
+            fn.startswith(_PKG_DIR)
+            and not fn.startswith(os.path.join(_PKG_DIR, "examples"))
+            or fn.startswith(_NUMPY_DIR)
+            or fn.startswith(_TORCH_DIR)
+            or fn.startswith("<__array_function__")
+        )
+        _internal_code[code] = hit
+    return hit
+
+
+def user_location(site=None):
+    """(file, line, function) of the innermost frame outside leapp, NumPy and torch.
+
+    A rewritten call (``leapp.dispatch.call``) names its own site, column included.
+    """
+    if site is not None:
+        return site
+    frame = sys._getframe(2)
+    while frame is not None and _is_internal(frame.f_code):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, None)
+
+
+def format_loc(loc) -> str:
+    if loc is None:
+        return "<unknown>"
+    if isinstance(loc, str):
+        return loc
+    if len(loc) > 3 and loc[3] is not None:
+        return f"{loc[0]}:{loc[1]}:{loc[3]}"
+    return f"{loc[0]}:{loc[1]}"

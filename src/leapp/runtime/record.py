@@ -1,0 +1,365 @@
+"""Recording one intercepted call: run NumPy eagerly, append a node, wrap the result.
+
+Every path into the tracer (ufuncs, array functions, ndarray methods,
+indexing, the dispatcher) ends in ``record_call``. The order inside it
+matters: operands are converted to graph references *before* NumPy runs, so
+an in-place call snapshots constants before it overwrites them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import table
+from ..errors import (
+    EscapeError,
+    EscapeWarning,
+    UnsupportedArgumentError,
+    UntracedCallError,
+    UntracedCallWarning,
+)
+from . import state
+from .ir import Problem, format_loc
+
+_plain_view = np.ndarray.view
+_empty = np.empty  # the original, even while leapp.runtime.patches is installed
+_TracedNpArray = None  # set by traced.py (import cycle)
+_TracedTensor = None  # set by torch_interop.py when loaded
+
+
+def set_array_class(cls):
+    global _TracedNpArray
+    _TracedNpArray = cls
+
+
+def set_tensor_class(cls):
+    global _TracedTensor
+    _TracedTensor = cls
+
+
+# --- unwrapping for the eager call ------------------------------------------
+
+
+def plain(x):
+    """The NumPy-only twin of a traced value (same memory), for NumPy to compute on."""
+    if isinstance(x, _TracedNpArray):
+        return _plain_view(x, np.ndarray)
+    if isinstance(x, (list, tuple)) and x and _contains_traced(x):
+        seq = [plain(v) for v in x]
+        return seq if isinstance(x, list) else type(x)(seq) if type(x) is tuple else tuple(seq)
+    if _TracedTensor is not None and isinstance(x, _TracedTensor):
+        return x._lp_numpy()
+    return x
+
+
+def _contains_traced(seq) -> bool:
+    for v in seq:
+        if isinstance(v, _TracedNpArray) or (isinstance(v, (list, tuple)) and v and _contains_traced(v)):
+            return True
+        if _TracedTensor is not None and isinstance(v, _TracedTensor):
+            return True
+    return False
+
+
+def plain_kwargs(kwargs):
+    if not kwargs:
+        return {}
+    return {k: plain(v) for k, v in kwargs.items()}
+
+
+# --- graph references for operands -----------------------------------------
+
+
+def to_ir(trace, x, loc, call):
+    """The graph-side form of an operand: a Node, a literal, or a nested list of those."""
+    if isinstance(x, _TracedNpArray):
+        return node_of_operand(trace, x, loc, call)
+    if isinstance(x, np.ndarray):
+        return trace.const(x, loc)
+    if isinstance(x, (list, tuple)):
+        if not x:
+            return x
+        items = [to_ir(trace, v, loc, call) for v in x]
+        return items if isinstance(x, list) else tuple(items)
+    if _TracedTensor is not None and isinstance(x, _TracedTensor):
+        return x._lp_node_for(trace, loc, call)
+    return x
+
+
+def node_of_operand(trace, arr, loc, call):
+    """The node for a traced array used as an operand; escaped values are reported here."""
+    node = node_of(arr)
+    if node is None:
+        return _freeze(trace, arr, loc, call, None)
+    if node.op == "escaped":
+        return _freeze(trace, arr, loc, call, node)
+    return node
+
+
+def _freeze(trace, arr, loc, call, escaped):
+    if escaped is not None:
+        origin = escaped.args[0]
+        message = (
+            f"the result of the untraced call {origin} at {format_loc(escaped.loc)} is used by "
+            f"{call} at {format_loc(loc)}; it is frozen into the graph as a constant and will be "
+            f"wrong for other inputs"
+        )
+    else:
+        origin = "an operation leapp did not see"
+        message = (
+            f"an array produced by an operation leapp did not see is used by {call} at "
+            f"{format_loc(loc)}; it is frozen into the graph as a constant"
+        )
+    report(trace, "frozen", call, loc, message, EscapeError, EscapeWarning)
+    node = trace.const(_plain_view(arr, np.ndarray), loc, origin=(origin, escaped.loc if escaped else loc))
+    return node
+
+
+def report(trace, kind, call, loc, message, error_cls, warning_cls):
+    """Record a problem; raise in strict mode, warn (at the user's line) otherwise."""
+    trace.problems.append(Problem(kind, call, loc, message))
+    if trace.strict:
+        raise error_cls(message)
+    if loc is not None and not isinstance(loc, str):
+        warnings.warn_explicit(message, warning_cls, loc[0], loc[1], module=None)
+    else:
+        warnings.warn(message, warning_cls, stacklevel=4)
+
+
+# --- views and in-place writes ------------------------------------------------
+
+
+def node_of(arr):
+    """The node holding ``arr``'s current value, re-deriving stale views of written bases."""
+    parent = arr._lp_parent
+    if parent is None:
+        return arr._lp_node
+    root = arr._lp_root
+    version = root._lp_version
+    if arr._lp_ver == version:
+        return arr._lp_node
+    chain = []
+    cur = arr
+    while cur._lp_parent is not None and cur._lp_ver != version:
+        chain.append(cur)
+        cur = cur._lp_parent[0]
+    node = cur._lp_node
+    trace = state.active
+    for view in reversed(chain):
+        base, kind, vargs, loc = view._lp_parent
+        if node is None or trace is None:
+            node = None
+        else:
+            node = trace.add(_VIEW_READ[kind], (node, vargs), None, view.dtype, view.shape, loc)
+        view._lp_node = node
+        view._lp_ver = version
+    return node
+
+
+_VIEW_READ = {"index": "leapp.view_index", "shape": "leapp.view_shape", "permute": "leapp.view_permute"}
+_VIEW_WRITE = {"index": "leapp.write_index", "shape": "leapp.write_shape", "permute": "leapp.write_permute"}
+
+
+def make_view(result, base, kind, vargs, loc):
+    """Mark traced ``result`` as a NumPy view of traced ``base``, so writes flow both ways."""
+    root = base if base._lp_parent is None else base._lp_root
+    result._lp_parent = (base, kind, vargs, loc)
+    result._lp_root = root
+    result._lp_ver = root._lp_version
+
+
+def write(trace, arr, node, loc):
+    """``arr``'s value is now ``node``; propagate the write into every base it views."""
+    chain = [arr]
+    while arr._lp_parent is not None:
+        base, kind, vargs, vloc = arr._lp_parent
+        arr._lp_node = node
+        base_node = node_of(base)
+        if base_node is None:
+            base_node = trace.const(_plain_view(base, np.ndarray), loc)
+        node = trace.add(_VIEW_WRITE[kind], (base_node, vargs, node), None, base.dtype, base.shape, loc)
+        arr = base
+        chain.append(arr)
+    arr._lp_node = node
+    arr._lp_version += 1
+    version = arr._lp_version
+    for a in chain[:-1]:
+        a._lp_ver = version
+
+
+# --- wrapping results -----------------------------------------------------------
+
+
+def wrap(result, node):
+    """A traced array (0-d for NumPy scalars) carrying ``node``."""
+    if isinstance(result, np.ndarray):
+        out = _plain_view(result, _TracedNpArray)
+    else:
+        out = _plain_view(np.asarray(result), _TracedNpArray)
+    out._lp_node = node
+    return out
+
+
+def wrap_results(trace, name, args, kwargs, result, loc, entry):
+    """Append the node(s) for a supported call's eager ``result`` and wrap it."""
+    if isinstance(result, (np.ndarray, np.generic)):
+        node = trace.add(name, args, kwargs, result.dtype, result.shape, loc)
+        return wrap(result, node)
+    if isinstance(result, (tuple, list)):
+        parent = trace.add(name, args, kwargs, None, None, loc)
+        items = []
+        for i, r in enumerate(result):
+            if isinstance(r, (np.ndarray, np.generic)):
+                items.append(wrap(r, trace.add("item", (parent, i), None, r.dtype, np.shape(r), loc)))
+            else:
+                items.append(r)
+        if isinstance(result, list):
+            return items
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    if isinstance(result, (bool, int, float, complex)):
+        value = np.asarray(result)
+        node = trace.add(name, args, kwargs, value.dtype, value.shape, loc)
+        return wrap(value, node)
+    return result
+
+
+def untraced(trace, name, loc, result, entry=None):
+    """A call leapp cannot trace: warn with the seed's text, mark the result as escaped."""
+    message = table.untraced_message(name)
+    if isinstance(entry, table.Unsupported):
+        detail = f" {entry.reason}; {entry.instead}."
+    else:
+        detail = ""
+    where = format_loc(loc)
+    trace.problems.append(Problem("untraced", name, loc, f"{message}{detail}"))
+    if trace.strict:
+        raise UntracedCallError(f"{where}: {message}{detail}")
+    if loc is not None and not isinstance(loc, str):
+        warnings.warn_explicit(message, UntracedCallWarning, loc[0], loc[1], module=None)
+    else:
+        warnings.warn(message, UntracedCallWarning, stacklevel=4)
+    return mark_escaped(trace, name, loc, result)
+
+
+def mark_escaped(trace, name, loc, result):
+    if isinstance(result, (np.ndarray, np.generic)):
+        return wrap(result, trace.add("escaped", (name,), None, result.dtype, np.shape(result), loc))
+    if isinstance(result, (tuple, list)):
+        items = [mark_escaped(trace, name, loc, r) for r in result]
+        if isinstance(result, list):
+            return items
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    return result
+
+
+def check_refused(entry, name, kwargs, loc):
+    if not entry.refuse or not kwargs:
+        return
+    bad = table.refused_keywords(entry, kwargs)
+    if bad:
+        key, reason = bad[0]
+        raise UnsupportedArgumentError(
+            f"{format_loc(loc)}: {name}(..., {key}={kwargs[key]!r}) cannot be traced: {reason}."
+        )
+
+
+def record_call(name, eager, args, kwargs, loc, view_base=None):
+    """Trace one call ``eager(*args, **kwargs)`` under table name ``name``.
+
+    ``eager`` receives NumPy-only operands. ``view_base`` is the traced array
+    whose memory a view-returning op may share.
+    """
+    trace = state.active
+    entry = table.lookup(name)
+    if trace is None:
+        return eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
+    if isinstance(entry, table.Entry):
+        if entry.kind == "static":
+            return eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
+        check_refused(entry, name, kwargs, loc)
+    out = kwargs.get("out") if kwargs else None
+    if out is not None:
+        return _record_with_out(trace, name, eager, args, kwargs, loc, entry, out)
+    if not isinstance(entry, table.Entry):
+        result = eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
+        return untraced(trace, name, loc, result, entry)
+    ir_args = tuple(to_ir(trace, a, loc, name) for a in args)
+    ir_kwargs = {k: to_ir(trace, v, loc, name) for k, v in kwargs.items()} if kwargs else None
+    result = eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
+    wrapped = wrap_results(trace, name, ir_args, ir_kwargs, result, loc, entry)
+    if entry.view and view_base is not None and isinstance(wrapped, _TracedNpArray):
+        if np.may_share_memory(result, _plain_view(view_base, np.ndarray)):
+            make_view(wrapped, view_base, entry.view, _view_args(entry.view, wrapped, view_base, eager, args, kwargs), loc)
+    return wrapped
+
+
+def _view_args(kind, result, base, eager, args, kwargs):
+    if kind == "shape":
+        return tuple(result.shape)
+    # A zero-stride probe with distinct axis lengths shows where each axis went.
+    probe = np.lib.stride_tricks.as_strided(_empty((1,), np.int8), tuple(range(2, base.ndim + 2)), (0,) * base.ndim)
+    moved = eager(probe, *[plain(a) for a in args[1:]], **plain_kwargs(kwargs))
+    return tuple(n - 2 for n in moved.shape)
+
+
+def _record_with_out(trace, name, eager, args, kwargs, loc, entry, out):
+    outs = out if isinstance(out, tuple) else (out,)
+    targets = [o for o in outs if o is not None]
+    if not isinstance(entry, table.Entry):
+        result = eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
+        for t in targets:
+            if isinstance(t, _TracedNpArray):
+                write(trace, t, trace.add("escaped", (name,), None, t.dtype, t.shape, loc), loc)
+        return untraced(trace, name, loc, result, entry) if not targets else result
+    for t in targets:
+        if not isinstance(t, _TracedNpArray):
+            raise UnsupportedArgumentError(
+                f"{format_loc(loc)}: {name}(..., out=...) writes into a plain NumPy array, which "
+                f"the graph cannot see. Let the call return a new array (y = {name.split('.')[-1]}(...)), "
+                f"or preallocate the buffer inside the traced code (np.empty_like(x))."
+            )
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    ir_args = tuple(to_ir(trace, a, loc, name) for a in args)
+    ir_kwargs = {k: to_ir(trace, v, loc, name) for k, v in rest.items()} or None
+    result = eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
+    results = result if isinstance(result, tuple) else (result,)
+    if len(targets) == 1:
+        t = targets[0]
+        dtype = _natural_dtype(name, args, rest, t)
+        node = trace.add(name, ir_args, ir_kwargs, dtype, t.shape, loc)
+        if dtype != t.dtype:
+            node = trace.add("leapp.cast", (node, t.dtype), None, t.dtype, t.shape, loc)
+        write(trace, t, node, loc)
+        return t if not isinstance(out, tuple) or len(results) == 1 else result
+    parent = trace.add(name, ir_args, ir_kwargs, None, None, loc)
+    for i, t in enumerate(outs):
+        if t is not None:
+            write(trace, t, trace.add("item", (parent, i), None, t.dtype, t.shape, loc), loc)
+    return result
+
+
+def _natural_dtype(name, args, kwargs, target):
+    """The dtype NumPy computes in before casting into ``out`` (ufuncs), else the target's."""
+    ufunc = getattr(np, name[len("numpy."):], None) if name.startswith("numpy.") else None
+    if isinstance(ufunc, np.ufunc) and len(args) == ufunc.nin:
+        dtypes = tuple(operand_dtype(a) for a in args) + (kwargs.get("dtype"),) * ufunc.nout
+        if "dtype" in kwargs and kwargs["dtype"] is not None:
+            dtypes = tuple(operand_dtype(a) for a in args) + (np.dtype(kwargs["dtype"]),) * ufunc.nout
+        try:
+            return ufunc.resolve_dtypes(dtypes)[-1]
+        except Exception:
+            return target.dtype
+    return target.dtype
+
+
+def operand_dtype(x):
+    """The dtype NumPy's NEP 50 rules see for an operand (Python scalars are weak)."""
+    if isinstance(x, np.ndarray | np.generic):
+        return x.dtype
+    if isinstance(x, bool):
+        return np.dtype(bool)
+    if isinstance(x, (int, float, complex)):
+        return type(x)
+    return np.asarray(x).dtype

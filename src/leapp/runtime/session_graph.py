@@ -1,0 +1,177 @@
+"""A lowered node: its GraphModule, how to call it with NumPy, and how it is validated."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+
+from ..errors import LeappInternalWarning
+from .build import check_dtypes, lower
+from .dtypes import tensor_from_numpy, tensor_to_numpy
+from .ir import format_loc
+
+
+class CompiledNode:
+    """One traced node, compiled. Call it with NumPy keyword inputs; get a dict of NumPy outputs."""
+
+    def __init__(self, name, graph_module, input_names, output_dtypes, problems=(), notes=()):
+        self.name = name
+        self.graph_module = graph_module
+        self.input_names = list(input_names)
+        self.output_names = list(output_dtypes)
+        self.output_dtypes = dict(output_dtypes)
+        self.problems = list(problems)
+        self.notes = list(notes)
+        self.validation = None
+
+    @classmethod
+    def from_trace(cls, trace, notes=()):
+        gm = lower(trace, trace.outputs)
+        inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
+        check_dtypes(gm, inputs)
+        dtypes = {k: np.asarray(v).dtype for k, v in trace.output_values.items()}
+        node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes)
+        node._self_check(trace)
+        return node
+
+    def _self_check(self, trace):
+        """The graph must reproduce the traced sample itself; if not, an adapter is wrong."""
+        got = self(**trace.input_values)
+        for key, want in trace.output_values.items():
+            if not _close(got[key], want, 1e-5, 1e-6):
+                warnings.warn(
+                    f"node {self.name!r} output {key!r}: the graph does not reproduce the traced "
+                    f"sample itself (max error {_max_err(got[key], want)}); this is a leapp bug",
+                    LeappInternalWarning,
+                    stacklevel=3,
+                )
+
+    def run_torch(self, *args, **inputs):
+        """Run the graph on torch tensors (any device); returns a dict of tensors."""
+        values = _bind(self.input_names, args, inputs)
+        with torch.no_grad():
+            return self.graph_module(*values)
+
+    def __call__(self, *args, **inputs):
+        values = _bind(self.input_names, args, inputs)
+        tensors = [v if isinstance(v, torch.Tensor) else tensor_from_numpy(np.asarray(v)) for v in values]
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = self.graph_module(*tensors)
+        return {k: tensor_to_numpy(out[k], self.output_dtypes[k]) for k in self.output_names}
+
+    @property
+    def code(self) -> str:
+        return self.graph_module.code
+
+    def report(self) -> str:
+        lines = [f"node {self.name!r}: {len(self.graph_module.graph.nodes)} graph nodes, "
+                 f"inputs {self.input_names}, outputs {self.output_names}"]
+        for p in self.problems:
+            lines.append(f"  problem: {p}")
+        for n in self.notes:
+            lines.append(f"  note: {n}")
+        if self.validation is not None:
+            lines.append("  " + self.validation.describe().replace("\n", "\n  "))
+        return "\n".join(lines)
+
+
+def _bind(names, args, kwargs):
+    if args and kwargs:
+        raise TypeError("pass inputs either positionally or by name, not both")
+    if args:
+        if len(args) != len(names):
+            raise TypeError(f"expected {len(names)} inputs {names}, got {len(args)}")
+        return list(args)
+    missing = [n for n in names if n not in kwargs]
+    extra = [k for k in kwargs if k not in names]
+    if missing or extra:
+        raise TypeError(f"inputs are {names}; missing {missing}, unexpected {extra}")
+    return [kwargs[n] for n in names]
+
+
+def _close(got, want, rtol, atol):
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.dtype.kind in "fc":
+        return bool(np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True))
+    return bool(np.array_equal(got, want))
+
+
+def _max_err(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {got.shape} vs {want.shape}"
+    if got.size == 0:
+        return 0.0
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    diff = np.where(np.isnan(got.astype(np.float64)) & np.isnan(want.astype(np.float64)), 0.0, diff)
+    return float(np.nanmax(diff)) if diff.size else 0.0
+
+
+class Validation:
+    """Per output: the largest error over every validation sample, and what to suspect on failure."""
+
+    def __init__(self, node, n_samples, errors, failures):
+        self.node = node
+        self.n_samples = n_samples
+        self.errors = errors  # output -> largest abs error
+        self.failures = failures  # list of (sample index, output, error)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def describe(self) -> str:
+        if self.n_samples == 0:
+            return f"validation of {self.node.name!r}: no sample after the first pass (nothing checked)"
+        head = "passed" if self.ok else "FAILED"
+        lines = [f"validation of {self.node.name!r} {head} on {self.n_samples} sample(s):"]
+        for key, err in self.errors.items():
+            lines.append(f"  {key}: largest error {err}")
+        if not self.ok:
+            lines.append(f"  {len(self.failures)} mismatch(es); first: sample {self.failures[0][0] + 1}, "
+                         f"output {self.failures[0][1]!r}, error {self.failures[0][2]}")
+            lines.extend("  " + s for s in suspects(self.node))
+        return "\n".join(lines)
+
+
+def suspects(node):
+    """Constants and calls that could freeze data into the graph, most suspicious first."""
+    out = []
+    for p in node.problems:
+        out.append(f"suspect: {p}")
+    for n in node.graph_module.graph.nodes:
+        if n.op != "get_attr":
+            continue
+        origin = n.meta.get("leapp_frozen_from")
+        if origin is not None:
+            out.append(f"suspect constant {n.target}: frozen from {origin[0]} at {format_loc(origin[1])}")
+    if not out:
+        for n in node.graph_module.graph.nodes:
+            if n.op == "get_attr":
+                users = ", ".join(sorted({u.meta.get("leapp_source") or "?" for u in n.users}))
+                out.append(f"constant {n.target} (used at {users}): was it computed from the input "
+                           f"outside the traced region?")
+    return out or ["no constant in the graph: the mismatch comes from the graph itself (a leapp bug)"]
+
+
+def validate_samples(node, samples, rtol=1e-5, atol=1e-6):
+    errors = {k: 0.0 for k in node.output_names}
+    failures = []
+    for i, (inputs, outputs) in enumerate(samples):
+        try:
+            got = node(**inputs)
+        except Exception as exc:  # a data-dependent shape the graph cannot follow, etc.
+            failures.append((i, "*", f"graph raised {type(exc).__name__}: {exc}"))
+            continue
+        for key in node.output_names:
+            err = _max_err(got[key], outputs[key])
+            if isinstance(err, float):
+                errors[key] = max(errors[key], err)
+            if not _close(got[key], outputs[key], rtol, atol):
+                failures.append((i, key, err))
+    return Validation(node, len(samples), errors, failures)

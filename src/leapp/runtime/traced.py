@@ -1,0 +1,327 @@
+"""TracedNpArray: a real ndarray that records what is done to it.
+
+NumPy calls reach the tracer through ``__array_ufunc__`` and
+``__array_function__``. ndarray methods are C code that never reach those
+hooks, so every public method is overridden here: the ones the table covers
+route to their entry; the rest run as NumPy and are reported as untraced.
+No result inherits a graph node from its source by accident (there is no
+``__array_finalize__`` that copies nodes), so an array whose origin leapp did
+not see is known to be untracked, never silently mislabelled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dispatch, table
+from ..errors import EscapeError, EscapeWarning
+from . import record, state
+from .ir import user_location
+from .names import function_name, ufunc_name
+
+_ndarray = np.ndarray
+_plain_view = np.ndarray.view
+
+
+def _loc():
+    site = dispatch._site
+    if site is not None:
+        return _parse_site(site)
+    return user_location()
+
+
+def _parse_site(site):
+    path, line, col = site.rsplit(":", 2)
+    return (path, int(line), None, int(col))
+
+
+class TracedNpArray(np.ndarray):
+    """An ndarray whose operations are recorded into a leapp trace."""
+
+    _lp_node = None  # ir.Node of the current value (None: not traced)
+    _lp_parent = None  # (base, kind, view_args, loc) when this is a traced view
+    _lp_root = None
+    _lp_ver = 0  # root version this view's node was derived at
+    _lp_version = 0  # on roots: how many writes so far
+
+    # --- NumPy's dispatch hooks ---------------------------------------------
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        name = ufunc_name(ufunc, method)
+        if state.active is None:
+            return getattr(ufunc, method)(
+                *[record.plain(x) for x in inputs], **record.plain_kwargs(kwargs)
+            )
+        if "out" in kwargs:
+            out = kwargs["out"]
+            if isinstance(out, tuple) and len(out) == 1:
+                kwargs["out"] = out[0]
+        return record.record_call(name, getattr(ufunc, method), inputs, kwargs, _loc())
+
+    def __array_function__(self, func, types, args, kwargs):
+        if state.active is None:
+            return func(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))
+        name = function_name(func)
+        base = args[0] if args and isinstance(args[0], TracedNpArray) else None
+        return record.record_call(name, func, args, kwargs, _loc(), view_base=base)
+
+    # --- indexing -------------------------------------------------------------
+
+    def __getitem__(self, index):
+        trace = state.active
+        if trace is None:
+            return _ndarray.__getitem__(_plain_view(self, _ndarray), record.plain(index))
+        loc = _loc()
+        index = _static_index(trace, index, loc)
+        ir_self = record.node_of_operand(trace, self, loc, "indexing")
+        ir_index = record.to_ir(trace, index, loc, "indexing")
+        result = _ndarray.__getitem__(_plain_view(self, _ndarray), record.plain(index))
+        out = record.wrap_results(trace, "ndarray.__getitem__", (ir_self, ir_index), None, result, loc, None)
+        if isinstance(result, _ndarray) and _is_basic(index):
+            record.make_view(out, self, "index", index, loc)
+        return out
+
+    def __setitem__(self, index, value):
+        trace = state.active
+        if trace is None:
+            return _ndarray.__setitem__(
+                _plain_view(self, _ndarray), record.plain(index), record.plain(value)
+            )
+        loc = _loc()
+        index = _static_index(trace, index, loc)
+        ir_self = record.node_of(self)
+        if ir_self is None or ir_self.op == "escaped":
+            ir_self = record.node_of_operand(trace, self, loc, "indexed assignment")
+        ir_index = record.to_ir(trace, index, loc, "indexed assignment")
+        ir_value = record.to_ir(trace, value, loc, "indexed assignment")
+        _ndarray.__setitem__(_plain_view(self, _ndarray), record.plain(index), record.plain(value))
+        node = trace.add(
+            "ndarray.__setitem__", (ir_self, ir_index, ir_value), None, self.dtype, self.shape, loc
+        )
+        record.write(trace, self, node, loc)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # --- methods the table covers by name ------------------------------------
+
+    def reshape(self, *shape, order="C", copy=None):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        kwargs = {"order": order} if order != "C" else {}
+        if copy is not None:
+            kwargs["copy"] = copy
+        return np.reshape(self, shape, **kwargs)
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return np.transpose(self, axes or None)
+
+    @property
+    def T(self):
+        return np.transpose(self)
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise ValueError("matrix transpose with ndim < 2 is undefined")
+        return np.swapaxes(self, -1, -2)
+
+    @property
+    def real(self):
+        if np.iscomplexobj(self):
+            return _untraced_method(self, "real", lambda p: p.real)
+        return self
+
+    def flatten(self, order="C"):
+        kwargs = {"order": order} if order != "C" else {}
+        return record.record_call("ndarray.flatten", _ndarray.flatten, (self,), kwargs, _loc())
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if not copy and np.dtype(dtype) == self.dtype:
+            return self
+        return record.record_call("ndarray.astype", _ndarray.astype, (self, dtype), {"casting": casting}, _loc())
+
+    def copy(self, order="C"):
+        return record.record_call("ndarray.copy", _ndarray.copy, (self,), None, _loc())
+
+    def __copy__(self):
+        return self.copy()
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def view(self, *args, **kwargs):
+        if not args and not kwargs:
+            trace = state.active
+            out = _plain_view(self, TracedNpArray)
+            if trace is not None:
+                node = record.node_of(self)
+                out._lp_node = node
+                if node is not None:
+                    record.make_view(out, self, "shape", tuple(self.shape), _loc())
+            return out
+        return _untraced_method(self, "view", lambda p: p.view(*args, **kwargs))
+
+    def fill(self, value):
+        trace = state.active
+        if trace is None:
+            return _ndarray.fill(_plain_view(self, _ndarray), value)
+        loc = _loc()
+        ir_value = record.to_ir(trace, value, loc, "ndarray.fill")
+        _ndarray.fill(_plain_view(self, _ndarray), record.plain(value))
+        base = record.node_of(self) or trace.const(_plain_view(self, _ndarray), loc)
+        node = trace.add("ndarray.fill", (base, ir_value), None, self.dtype, self.shape, loc)
+        record.write(trace, self, node, loc)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        trace = state.active
+        if trace is None:
+            return _ndarray.sort(_plain_view(self, _ndarray), axis=axis, kind=kind, order=order)
+        loc = _loc()
+        base = record.node_of_operand(trace, self, loc, "ndarray.sort")
+        _ndarray.sort(_plain_view(self, _ndarray), axis=axis, kind="stable", order=order)
+        node = trace.add("numpy.sort", (base, axis), None, self.dtype, self.shape, loc)
+        record.write(trace, self, node, loc)
+
+    # --- values leaving the graph ------------------------------------------------
+
+    def __bool__(self):
+        _escape(self, "bool() of a traced array (an if/while/assert test, `and`/`or`/`not`)",
+                "the branch taken is fixed into the graph; keep both branches with "
+                "np.where(cond, a, b)")
+        return bool(_plain_view(self, _ndarray))
+
+    def __float__(self):
+        _escape(self, "float() of a traced array (also math.* functions)",
+                "the value is frozen into the graph; use NumPy functions (np.sqrt, ...) and "
+                "keep the 0-d array")
+        return float(_plain_view(self, _ndarray))
+
+    def __int__(self):
+        _escape(self, "int() of a traced array", "the value is frozen into the graph; keep the "
+                "0-d array, or .astype(np.int64) to convert")
+        return int(_plain_view(self, _ndarray))
+
+    def __complex__(self):
+        _escape(self, "complex() of a traced array", "keep the array")
+        return complex(_plain_view(self, _ndarray))
+
+    def __index__(self):
+        _escape(self, "a traced value used as a Python integer (a size, slice bound or range)",
+                "sizes must not depend on the data; use a fixed size with np.where(mask, x, fill)")
+        return _plain_view(self, _ndarray).__index__()
+
+    def item(self, *args):
+        _escape(self, ".item()", "keep the 0-d array (x[()] or x.reshape(()))")
+        return _ndarray.item(_plain_view(self, _ndarray), *args)
+
+    def tolist(self):
+        _escape(self, ".tolist()", "keep the array and use NumPy operations")
+        return _ndarray.tolist(_plain_view(self, _ndarray))
+
+
+def _escape(arr, construct, advice):
+    trace = state.active
+    if trace is None or arr._lp_node is None and arr._lp_parent is None:
+        return
+    loc = _loc()
+    where = record.format_loc(loc)
+    message = f"{construct} at {where}: the value leaves the graph; {advice}."
+    record.report(trace, "escape", construct, loc, message, EscapeError, EscapeWarning)
+
+
+def _untraced_method(arr, name, eager):
+    trace = state.active
+    result = eager(_plain_view(arr, _ndarray))
+    if trace is None or (arr._lp_node is None and arr._lp_parent is None):
+        return result
+    return record.untraced(trace, "ndarray." + name, _loc(), result, table.lookup("ndarray." + name))
+
+
+def _is_basic(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    for i in items:
+        if not (i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))) or isinstance(i, bool):
+            return False
+    return True
+
+
+def _static_index(trace, index, loc):
+    """Slice bounds must be Python ints; a traced bound is a data-dependent size."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(i, slice) for i in items):
+        return index
+    fixed = []
+    for i in items:
+        if isinstance(i, slice):
+            i = slice(*(_bound(trace, b, loc) for b in (i.start, i.stop, i.step)))
+        fixed.append(i)
+    return tuple(fixed) if isinstance(index, tuple) else fixed[0]
+
+
+def _bound(trace, b, loc):
+    if isinstance(b, TracedNpArray):
+        return b.__index__()
+    return b
+
+
+# --- every other public ndarray method: run as NumPy, report as untraced -----
+
+_IN_PLACE = {"partition", "put", "itemset", "setfield", "byteswap", "resize"}
+
+
+def _install_fallbacks():
+    for entry in table.TABLE.values():
+        if isinstance(entry, table.Entry) and entry.kind == "method" and entry.same_as:
+            method = entry.name.split(".", 1)[1]
+            if method not in TracedNpArray.__dict__:
+                setattr(TracedNpArray, method, _delegating(method, entry.same_as))
+    for method in dir(np.ndarray):
+        if method.startswith("_") or method in TracedNpArray.__dict__:
+            continue
+        attr = getattr(np.ndarray, method)
+        if callable(attr):
+            setattr(TracedNpArray, method, _fallback(method))
+
+
+def _delegating(method, same_as):
+    func = np
+    for part in same_as.split(".")[1:]:
+        func = getattr(func, part)
+
+    def delegate(self, *args, **kwargs):
+        return func(self, *args, **kwargs)
+
+    delegate.__name__ = method
+    delegate.__doc__ = f"Traced ndarray.{method}: recorded as {same_as}."
+    return delegate
+
+
+def _fallback(method):
+    unbound = getattr(np.ndarray, method)
+
+    def fallback(self, *args, **kwargs):
+        trace = state.active
+        result = unbound(_plain_view(self, _ndarray), *[record.plain(a) for a in args],
+                         **record.plain_kwargs(kwargs))
+        if trace is None or (self._lp_node is None and self._lp_parent is None):
+            return result
+        if isinstance(result, (np.ndarray, np.generic)) or method in _IN_PLACE:
+            loc = _loc()
+            out = record.untraced(trace, "ndarray." + method, loc, result, table.lookup("ndarray." + method))
+            if method in _IN_PLACE:
+                node = trace.add("escaped", ("ndarray." + method,), None, self.dtype, self.shape, loc)
+                record.write(trace, self, node, loc)
+            return out
+        return result
+
+    fallback.__name__ = method
+    return fallback
+
+
+_install_fallbacks()
+record.set_array_class(TracedNpArray)
