@@ -73,6 +73,8 @@ class Site:
     col: int
     kind: str
     verdict: str
+    end_line: int = 0  # end of the call (exclusive), to tell ``f(x).sum()`` from ``f(x)``
+    end_col: int = 0
 
 
 @dataclass

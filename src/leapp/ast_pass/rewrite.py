@@ -23,13 +23,13 @@ IMPORT_LINE = "import leapp.dispatch as _leapp\n"
 class _Router(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, targets: dict[tuple[int, int], str]):
+    def __init__(self, targets: dict[tuple[int, int, int, int], str]):
         super().__init__()
         self.targets = targets
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        pos = self.get_metadata(PositionProvider, original).start
-        site = self.targets.get((pos.line, pos.column))
+        pos = self.get_metadata(PositionProvider, original)
+        site = self.targets.get((pos.start.line, pos.start.column, pos.end.line, pos.end.column))
         if site is None:
             return updated
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
@@ -85,7 +85,8 @@ def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", 
     for site in analysis.sites:
         if site.kind == "function":
             where = f"{path}:{site.line + first_line - 1}:{site.col + indent}"
-            targets[(site.line, site.col - 1)] = where  # LibCST columns are 0-based
+            # LibCST columns are 0-based
+            targets[(site.line, site.col - 1, site.end_line, site.end_col - 1)] = where
     if not targets:
         return text
     module = MetadataWrapper(cst.parse_module(text)).visit(_Router(targets))

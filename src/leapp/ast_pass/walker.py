@@ -125,7 +125,8 @@ class Walker(Facts):
             verdict = "refused-keyword" if refused else "supported"
         name = table.canonical(q) if kind == "function" else q
         line, col = self.positions.start(call)
-        self.sites[id(call)] = (Site(name, line, col, kind, verdict), entry, refused)
+        end = self.positions.end(call)
+        self.sites[id(call)] = (Site(name, line, col, kind, verdict, *end), entry, refused)
 
     # --- expressions --------------------------------------------------------
     def expr(self, node) -> None:

@@ -188,7 +188,7 @@ class RefusedKeyword(Rule):
             import numpy as np
             # leapp: trace
             def f(x):
-                return np.add(x, 1.0, where=x > 0)
+                return np.add(x, 1.0, out=np.zeros_like(x), where=x > 0)
             """), line=4),
         Invalid(src("""
             import numpy as np

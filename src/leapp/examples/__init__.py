@@ -1,0 +1,1 @@
+"""Built-in examples, runnable with ``python -m leapp.examples.<name>``."""

@@ -1,0 +1,181 @@
+"""Tracing one Python function call: the runtime half of ``leapp.compile``.
+
+``trace_function(fn, args, kwargs)`` runs ``fn`` once on traced copies of its
+array arguments and returns a ``Traced`` record: the lowered ``CompiledNode``,
+how to flatten inputs and rebuild outputs (arrays, tuples, lists, dicts,
+nested), and the problems found. It opens and closes its own trace and
+installs the session patches only for the duration of the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import patches, record, state
+from .ir import Trace, _copy_array
+from .session_graph import CompiledNode
+from .traced import TracedNpArray
+
+
+@dataclass
+class Traced:
+    node: CompiledNode
+    trace: Trace
+    input_paths: list  # (path, name) for each array input, in placeholder order
+    output_spec: object  # nested structure with output names at the leaves
+    eager_result: object
+    problems: list = field(default_factory=list)
+
+
+def _is_array(x):
+    return isinstance(x, np.ndarray) or _is_tensor(x)
+
+
+def _is_tensor(x):
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(x, torch.Tensor)
+
+
+def flatten_inputs(args, kwargs):
+    """(path, value) for every array leaf of the call's arguments, in a stable order."""
+    leaves = []
+
+    def walk(value, path):
+        if _is_array(value):
+            leaves.append((path, value))
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                walk(v, path + (i,))
+        elif isinstance(value, dict):
+            for k in value:
+                walk(value[k], path + (k,))
+
+    for i, a in enumerate(args):
+        walk(a, ("args", i))
+    for k, v in kwargs.items():
+        walk(v, ("kwargs", k))
+    return leaves
+
+
+def input_name(path, names):
+    head = path[1]
+    base = names[head] if isinstance(head, int) and head < len(names) else str(head)
+    rest = "_".join(str(p) for p in path[2:])
+    return f"{base}_{rest}" if rest else base
+
+
+def replace_leaves(args, kwargs, mapping):
+    def walk(value, path):
+        if path in mapping:
+            return mapping[path]
+        if isinstance(value, (list, tuple)) and not _is_array(value):
+            items = [walk(v, path + (i,)) for i, v in enumerate(value)]
+            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+        if isinstance(value, dict):
+            return {k: walk(v, path + (k,)) for k, v in value.items()}
+        return value
+
+    new_args = tuple(walk(a, ("args", i)) for i, a in enumerate(args))
+    new_kwargs = {k: walk(v, ("kwargs", k)) for k, v in kwargs.items()}
+    return new_args, new_kwargs
+
+
+def output_structure(result):
+    """(spec, leaves): spec mirrors ``result`` with output names at array leaves."""
+    leaves = {}
+
+    def walk(value, path):
+        if isinstance(value, (np.ndarray, np.generic)) or _is_tensor(value):
+            name = "output" if not path else "output_" + "_".join(str(p) for p in path)
+            leaves[name] = value
+            return ("leaf", name)
+        if isinstance(value, dict):
+            return ("dict", {k: walk(v, path + (k,)) for k, v in value.items()})
+        if isinstance(value, (list, tuple)):
+            kind = "namedtuple" if hasattr(value, "_fields") else type(value).__name__
+            return (kind, type(value), [walk(v, path + (i,)) for i, v in enumerate(value)])
+        if isinstance(value, (bool, int, float, complex)) or value is None:
+            return ("const", value)
+        raise TypeError(f"unsupported output type {type(value).__name__}")
+
+    return walk(result, ()), leaves
+
+
+def rebuild(spec, values):
+    kind = spec[0]
+    if kind == "leaf":
+        return values[spec[1]]
+    if kind == "const":
+        return spec[1]
+    if kind == "dict":
+        return {k: rebuild(v, values) for k, v in spec[1].items()}
+    typ, items = spec[1], [rebuild(s, values) for s in spec[2]]
+    return typ(*items) if kind == "namedtuple" else typ(items)
+
+
+def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
+    """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names."""
+    if state.active is not None:
+        raise RuntimeError(f"cannot trace {name or fn.__name__} while {state.active.name!r} is being traced")
+    trace = Trace(name or getattr(fn, "__qualname__", "fn"), strict=strict)
+    leaves = flatten_inputs(args, kwargs)
+    mapping = {}
+    input_paths = []
+    for path, value in leaves:
+        key = input_name(path, names)
+        mapping[path] = _traced_input(trace, key, value)
+        input_paths.append((path, key))
+    t_args, t_kwargs = replace_leaves(args, kwargs, mapping)
+    installed = not patches._saved
+    if installed:
+        patches.install()
+    state.active = trace
+    try:
+        result = fn(*t_args, **t_kwargs)
+        spec, outs = output_structure(result)
+        for key, value in outs.items():
+            trace.outputs[key] = _output_node(trace, key, value)
+            trace.output_values[key] = _copy_array(record.plain(value), copy=True) if not _is_tensor(value) \
+                else value.detach().cpu().numpy().copy()
+    finally:
+        state.active = None
+        if installed:
+            patches.uninstall()
+    node = CompiledNode.from_trace(trace)
+    eager = rebuild(spec, {k: v for k, v in trace.output_values.items()})
+    return Traced(node, trace, input_paths, spec, eager, list(trace.problems))
+
+
+def _traced_input(trace, key, value):
+    if _is_tensor(value):
+        from .dtypes import to_numpy
+        from .torch_interop import TracedTensor
+
+        node = trace.add("input", (key,), None, to_numpy(value.dtype), tuple(value.shape), None)
+        trace.inputs[key] = node
+        trace.input_values[key] = value.detach().cpu().numpy().copy()
+        return TracedTensor(value.detach().cpu(), node)
+    array = np.ndarray.view(value, np.ndarray) if isinstance(value, np.ndarray) else np.asarray(value)
+    node = trace.add("input", (key,), None, array.dtype, array.shape, None)
+    trace.inputs[key] = node
+    trace.input_values[key] = _copy_array(array, copy=True)
+    traced = np.ndarray.view(_copy_array(array, copy=True), TracedNpArray)
+    traced._lp_node = node
+    return traced
+
+
+def _output_node(trace, key, value):
+    from .torch_interop import TracedTensor
+
+    if isinstance(value, TracedTensor):
+        return value._lp_node
+    if isinstance(value, TracedNpArray):
+        return record.node_of_operand(trace, value, None, f"output {key!r}")
+    if _is_tensor(value):
+        return value.detach().cpu().numpy().copy()
+    return _copy_array(value, copy=True)
