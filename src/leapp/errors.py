@@ -43,6 +43,10 @@ class ProblemsError(LeappError, RuntimeError):
         super().__init__("\n".join(lines))
 
 
+class NoSourceError(LeappError, OSError):
+    """``leapp.compile`` cannot read or use a function's source (``strict=False`` traces it at runtime only)."""
+
+
 class ExportError(LeappError, RuntimeError):
     """Export of a graph failed or its check against NumPy failed; nothing was written."""
 

@@ -1,0 +1,42 @@
+"""``leapp.compile``: the decorator that joins leapp's static stage and its runtime.
+
+::
+
+    @leapp.compile
+    def preprocess(state, velocity):
+        return np.concatenate([np.clip((state - MEAN) / STD, -5.0, 5.0), velocity])
+
+    obs = preprocess(state, velocity)    # traces once, then runs the graph
+    preprocess.report()                  # per line: static verdict, runtime outcome
+    preprocess.graphs                    # one torch.fx.GraphModule per signature
+
+At decoration the source is linted (``cf.diagnostics``) and rewritten so
+NumPy calls go through the traced dispatcher; at the first call (or a call
+with new shapes, dtypes or constant arguments) it is traced, cross-checked
+against the lint and, with ``validate=N``, validated. See docs/compile.md.
+This is the one layer that imports both ``leapp.ast_pass`` and ``leapp.runtime``.
+"""
+
+from __future__ import annotations
+
+from .function import CompiledFunction
+
+
+def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None):
+    """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
+
+    ``strict``: every static diagnostic and every runtime untraced call or
+    escaped value is an error, raised once as ``ProblemsError`` listing all of
+    them; with ``strict=False`` they are warnings and the graph holds frozen
+    constants where they occurred. ``validate``: on every new trace, compare
+    the graph with the original function on this many perturbed inputs.
+    ``crosscheck``: "raise" (``InternalError``) or "warn" when the static
+    pass and the runtime disagree about a call site.
+    """
+    def wrap(f):
+        return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name)
+
+    return wrap if fn is None else wrap(fn)
+
+
+__all__ = ["CompiledFunction", "compile"]

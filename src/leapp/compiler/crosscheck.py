@@ -1,0 +1,204 @@
+"""The static/runtime cross-check: two stages that must agree about every call site.
+
+The static pass reads the source and says, per NumPy call, whether it is
+traceable; the runtime records what actually happened. A call the static
+pass called supported must have recorded nodes when it ran (or have had only
+constant operands), and every untraced call or escaped value the runtime met
+must sit on a line the static pass flagged. Anything else means one of the
+two stages is wrong about NumPy, which is a leapp bug: ``CrossCheck`` lists
+it as a disagreement naming the site, and the caller raises ``InternalError``.
+
+This module is the only place that joins the two stages' vocabularies; it
+imports neither torch nor ``leapp.runtime`` (it reads plain attributes of the
+recorded nodes and problems).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import table
+
+NOT_EXECUTED = "not executed"
+
+
+@dataclass
+class Row:
+    """One call site or runtime problem, as both stages saw it."""
+
+    line: int
+    col: int | None
+    call: str
+    static: str  # the static verdict or lint code(s); "not flagged"
+    runtime: str  # recorded / folded / untraced / escape / not executed ...
+    nodes: int = 0
+    disagreement: str | None = None
+
+
+@dataclass
+class CrossCheck:
+    path: str
+    first_line: int
+    last_line: int
+    rows: list = field(default_factory=list)
+    other_nodes: dict = field(default_factory=dict)  # line -> {op: count} for nodes at no site
+    lines: dict = field(default_factory=dict)  # line -> source text
+
+    @property
+    def disagreements(self) -> list[str]:
+        return [f"{self.path}:{r.line}{'' if r.col is None else f':{r.col}'}: {r.call}: {r.disagreement}"
+                for r in self.rows if r.disagreement]
+
+    @property
+    def ok(self) -> bool:
+        return not any(r.disagreement for r in self.rows)
+
+    def format(self, title: str = "") -> str:
+        out = [title or f"cross-check of {self.path}:{self.first_line}-{self.last_line}"]
+        out.append("  line | source / call: static verdict -> runtime outcome")
+        by_line: dict = {}
+        for r in self.rows:
+            by_line.setdefault(r.line, []).append(r)
+        for line in sorted(set(by_line) | set(self.other_nodes)):
+            text = self.lines.get(line, "")
+            out.append(f"  {line:>4} | {text.strip()}")
+            for r in sorted(by_line.get(line, []), key=lambda r: (r.col or 0, r.call)):
+                where = f"col {r.col}" if r.col is not None else "line"
+                out.append(f"       |   {where}: {r.call}: {r.static} -> {r.runtime}")
+                if r.disagreement:
+                    out.append(f"       |   !! DISAGREEMENT: {r.disagreement}")
+            others = self.other_nodes.get(line)
+            if others:
+                ops = ", ".join(f"{op}" + (f" x{n}" if n > 1 else "") for op, n in sorted(others.items()))
+                out.append(f"       |   also recorded (operators, indexing, ...): {ops}")
+        bad = self.disagreements
+        out.append(f"  {len(bad)} disagreement(s)" + (" (a leapp bug: please report it)" if bad else ""))
+        return "\n".join(out)
+
+
+def _in_range(loc, path, first, last) -> bool:
+    return (loc is not None and not isinstance(loc, str) and loc[0] == path
+            and first <= loc[1] <= last)
+
+
+def _site_names(name: str) -> set:
+    """Runtime ops a site may record: its own name, and for methods the function they share."""
+    names = {table.canonical(name)}
+    entry = table.lookup(name)
+    same = getattr(entry, "same_as", None)
+    if same:
+        names.add(table.canonical(same))
+    return names
+
+
+def check(*, path, first_line, last_line, sites, diagnostics, nodes, problems, runs=None,
+          routed=(), lines=None) -> CrossCheck:
+    """Compare static ``sites``/``diagnostics`` with recorded ``nodes``/``problems``.
+
+    ``runs`` maps routed site strings (``path:line:col``) to the probe's
+    ``SiteRun``; sites in ``routed`` that have no run did not execute. With
+    ``runs=None`` (the seed API, which traces code nobody rewrote) nodes carry
+    no column, so they are matched to sites by line and name, and a call with
+    no node may have been folded or not executed.
+    """
+    cc = CrossCheck(path, first_line, last_line, lines=lines or {})
+    sites = [s for s in sites if first_line <= s.line <= last_line]
+    diagnostics = [d for d in diagnostics if first_line <= d.line <= last_line]
+    nodes = [n for n in nodes if n.op not in ("input", "item") and _in_range(n.loc, path, first_line, last_line)]
+    claimed: set = set()
+    col_nodes: dict = {}
+    for n in nodes:
+        if len(n.loc) > 3 and n.loc[3] is not None:
+            col_nodes.setdefault((n.loc[1], n.loc[3]), []).append(n)
+    site_problems = set()
+    for s in sites:
+        key = f"{path}:{s.line}:{s.col}"
+        at = [p for p in problems if _at(p.loc, path, s.line, s.col)]
+        if key in routed:
+            found = col_nodes.get((s.line, s.col), [])
+            row = _routed_row(s, found, at, (runs or {}).get(key))
+        else:
+            names = _site_names(s.name)
+            found = [n for n in nodes if n.loc[1] == s.line and n.op in names and id(n) not in claimed]
+            at = at or [p for p in problems if _in_range(p.loc, path, s.line, s.line) and p.call in names]
+            row = _unrouted_row(s, found, at)
+        claimed.update(id(n) for n in found)
+        site_problems.update(id(p) for p in at)
+        cc.rows.append(row)
+    flagged_consequence = any(p.kind == "untraced" for p in problems)
+    for p in problems:
+        if id(p) in site_problems:
+            continue
+        cc.rows.append(_problem_row(p, path, first_line, last_line, sites, diagnostics, flagged_consequence))
+    for d in diagnostics:
+        if not any(_covers(d, r.line) and r.static != "not flagged" for r in cc.rows):
+            cc.rows.append(Row(d.line, d.col, d.code, d.code, "no problem seen at runtime (not executed, "
+                               "or the value was not traced)"))
+    for n in nodes:
+        if id(n) not in claimed and n.op not in ("const", "escaped"):
+            cc.other_nodes.setdefault(n.loc[1], {}).setdefault(n.op, 0)
+            cc.other_nodes[n.loc[1]][n.op] += 1
+    return cc
+
+
+def _at(loc, path, line, col) -> bool:
+    return (loc is not None and not isinstance(loc, str) and loc[0] == path and loc[1] == line
+            and len(loc) > 3 and loc[3] == col)
+
+
+def _covers(d, line) -> bool:
+    return d.line <= line <= max(d.line, d.end_line or d.line)
+
+
+def _routed_row(s, found, at, run) -> Row:
+    row = Row(s.line, s.col, s.name, s.verdict, "", len(found))
+    traced_ok = s.verdict == "supported"
+    if run is None and not found and not at:
+        row.runtime = NOT_EXECUTED
+    elif at:
+        row.runtime = "; ".join(sorted({p.kind for p in at}))
+        if traced_ok:
+            row.disagreement = f"the static pass calls it supported, but at runtime: {at[0].message}"
+    elif found:
+        row.runtime = f"recorded ({len(found)} node{'s' if len(found) > 1 else ''})"
+        if s.verdict in ("unsupported", "random"):
+            row.disagreement = f"the static pass calls it {s.verdict}, but the runtime traced it"
+    elif run is not None and run.passthrough:
+        row.runtime = "pass-through (returned its traced operand)"
+    elif run is not None and not run.traced:
+        row.runtime = "folded (constant operands only)"
+    elif isinstance(table.lookup(s.name), table.Entry) and table.lookup(s.name).kind == "static":
+        row.runtime = "evaluated at trace time (shape/dtype query)"
+    else:
+        row.runtime = "nothing recorded"
+        if traced_ok:
+            row.disagreement = ("the static pass calls it supported, but it ran on traced data and "
+                                "recorded no node")
+    return row
+
+
+def _unrouted_row(s, found, at) -> Row:
+    row = Row(s.line, None, s.name, s.verdict, "", len(found))
+    if at:
+        row.runtime = "; ".join(sorted({p.kind for p in at}))
+        if s.verdict == "supported":
+            row.disagreement = f"the static pass calls it supported, but at runtime: {at[0].message}"
+    elif found:
+        row.runtime = f"recorded ({len(found)} node{'s' if len(found) > 1 else ''})"
+    else:
+        row.runtime = "no node (not executed, or constant operands only)"
+    return row
+
+
+def _problem_row(p, path, first, last, sites, diagnostics, consequence_ok) -> Row:
+    loc = p.loc
+    col = loc[3] if loc is not None and not isinstance(loc, str) and len(loc) > 3 else None
+    if not _in_range(loc, path, first, last):
+        line = loc[1] if loc is not None and not isinstance(loc, str) else first
+        return Row(line, col, p.call, "not linted (outside the function)", f"{p.kind}: {p.message}")
+    codes = sorted({d.code for d in diagnostics if _covers(d, loc[1])})
+    codes += sorted({s.verdict for s in sites if s.line == loc[1] and s.verdict != "supported"})
+    row = Row(loc[1], col, p.call, ", ".join(codes) or "not flagged", p.kind)
+    if not codes and not (p.kind == "frozen" and consequence_ok):
+        row.disagreement = f"the runtime found a problem the static pass did not flag: {p.message}"
+    return row

@@ -1,0 +1,324 @@
+"""``CompiledFunction``: what ``@leapp.compile`` returns.
+
+It traces on the first call (and on every call with a new signature), keeps
+one graph per signature, and afterwards runs the graph. Each trace is checked
+three ways: the static diagnostics and the runtime problems (strict mode
+raises them all at once), the static/runtime cross-check (a disagreement is
+an ``InternalError``), and, when asked, validation against the original
+function on perturbed inputs.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from ..errors import (
+    EscapeWarning,
+    InternalError,
+    LeappError,
+    LeappInternalWarning,
+    LeappWarning,
+    NoSourceError,
+    ProblemsError,
+    UntracedCallWarning,
+    ValidationError,
+)
+from ..runtime import state
+from ..runtime.session_graph import validate_samples
+from ..runtime.tracing import flatten_inputs, output_structure, rebuild, trace_function
+from . import crosscheck as cc_mod
+from . import samples
+from . import source as src_mod
+from .probe import Probe
+
+
+@dataclass
+class Graph:
+    """One traced signature: its graph, how to call it, and what the checks said."""
+
+    key: object
+    traced: object  # runtime.tracing.Traced
+    crosscheck: object = None
+    validation: object = None
+    _on_device: dict = field(default_factory=dict)
+
+    @property
+    def node(self):
+        return self.traced.node
+
+    @property
+    def graph_module(self):
+        return self.traced.node.graph_module
+
+    def module_on(self, device):
+        if device.type == "cpu":
+            return self.graph_module
+        if device not in self._on_device:
+            self._on_device[device] = copy.deepcopy(self.graph_module).to(device)
+        return self._on_device[device]
+
+
+class CompiledFunction:
+    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None):
+        if crosscheck not in ("raise", "warn"):
+            raise ValueError("crosscheck must be 'raise' or 'warn'")
+        self.fn = fn
+        self.strict = strict
+        self.crosscheck_mode = crosscheck
+        self.validate_n = validate
+        self.name = name or getattr(fn, "__qualname__", repr(fn))
+        self._probe = Probe()
+        self._graphs: dict = {}
+        self.source = None
+        try:
+            self.source = src_mod.read(fn)
+            self._traceable = src_mod.build(fn, self.source, self._probe)
+        except src_mod.NoSourceError as exc:
+            self.source = None
+            message = (f"leapp.compile({self.name}): {exc}, so leapp cannot lint or rewrite it. "
+                       f"Define it with `def` in a .py file and put @leapp.compile directly on it")
+            if strict:
+                raise NoSourceError(message + ", or pass strict=False to trace it at runtime only.") from None
+            warnings.warn(message + "; tracing at runtime only (no static check, no cross-check).",
+                          LeappWarning, stacklevel=3)
+            self._traceable = fn
+        self._signature = _signature_of(fn)
+        functools.update_wrapper(self, fn, updated=())
+
+    # --- what the user reads ---------------------------------------------------
+
+    @property
+    def diagnostics(self) -> list:
+        """The static pass's diagnostics for the function's source (empty without source)."""
+        return list(self.source.diagnostics) if self.source else []
+
+    @property
+    def graphs(self) -> list:
+        """One ``torch.fx.GraphModule`` per traced signature, oldest first."""
+        return [g.graph_module for g in self._graphs.values()]
+
+    @property
+    def signatures(self) -> list[str]:
+        return [samples.describe(g.key) for g in self._graphs.values()]
+
+    @property
+    def crosscheck(self):
+        """The cross-check of the latest trace (None before the first trace)."""
+        return self._latest().crosscheck if self._graphs else None
+
+    def report(self, file=None) -> None:
+        """Print, per source line, each call's static verdict and runtime outcome."""
+        print(self.format_report(), file=file)
+
+    def format_report(self) -> str:
+        head = f"leapp.compile report for {self.name}"
+        if self.source is None:
+            return head + ": no source (runtime-only tracing), nothing to cross-check"
+        lines = [f"{head} ({self.source.path}:{self.source.first_line}-{self.source.last_line})",
+                 f"  static pass: {len(self.diagnostics)} diagnostic(s)"]
+        lines += [f"    {d.path}:{d.line}:{d.col}: {d.code} {d.message}" for d in self.diagnostics]
+        if not self._graphs:
+            lines.append("  not traced yet: call the function (or cf.trace(...)) to see runtime outcomes")
+            lines.append(self._check(None).format("  static view").replace("\n", "\n  "))
+        for i, g in enumerate(self._graphs.values(), 1):
+            n_nodes = len(g.graph_module.graph.nodes)
+            lines.append(f"  graph {i} of {len(self._graphs)} for {samples.describe(g.key)}: {n_nodes} FX nodes")
+            lines.append("  " + g.crosscheck.format("cross-check").replace("\n", "\n  "))
+            if g.validation is not None:
+                lines.append("  " + g.validation.describe().replace("\n", "\n  "))
+        return "\n".join(lines)
+
+    # --- calling -----------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        if state.active is not None:
+            # Called from code that is itself being traced: record into that trace.
+            return self._traceable(*args, **kwargs)
+        args, kwargs = self._bind(args, kwargs)
+        graph = self._graph_for(args, kwargs, validate=self.validate_n)
+        return _run(graph, args, kwargs)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def trace(self, *args, validate: int = 0, **kwargs):
+        """Trace on these example inputs (again, if already traced) and return the GraphModule.
+
+        ``validate=N`` also compares the graph with the original function on N
+        perturbed copies of the inputs and raises ``ValidationError`` on a mismatch.
+        """
+        args, kwargs = self._bind(args, kwargs)
+        self._graphs.pop(self._key(args, kwargs), None)
+        return self._graph_for(args, kwargs, validate=validate).graph_module
+
+    def validate(self, *args, **kwargs):
+        """Compare the graph for these inputs with the original function on them; returns a Validation."""
+        args, kwargs = self._bind(args, kwargs)
+        graph = self._graph_for(args, kwargs, validate=0)
+        return self._validate(graph, [(samples.to_numpy(args), samples.to_numpy(kwargs))])
+
+    def export(self, path, format="onnx", *, graph=-1, **options):
+        """Export one traced graph (the latest by default) with ``leapp.export.export_node``."""
+        if not self._graphs:
+            raise LeappError(f"{self.name}: nothing to export yet; call it or cf.trace(...) on example inputs")
+        from ..export import export_node
+
+        return export_node(list(self._graphs.values())[graph].node, path, format=format, **options)
+
+    # --- tracing -----------------------------------------------------------------
+
+    def _bind(self, args, kwargs):
+        if self._signature is None:
+            return args, kwargs
+        bound = self._signature.bind(*args, **kwargs)
+        return bound.args, bound.kwargs
+
+    def _key(self, args, kwargs):
+        return samples.signature((args, kwargs))
+
+    def _latest(self) -> Graph:
+        return list(self._graphs.values())[-1]
+
+    def _graph_for(self, args, kwargs, *, validate) -> Graph:
+        key = self._key(args, kwargs)
+        graph = self._graphs.get(key)
+        if graph is not None:
+            return graph
+        graph = self._trace(key, args, kwargs)
+        self._graphs[key] = graph
+        if validate:
+            rng = np.random.default_rng(len(self._graphs))
+            np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
+            tries = [(samples.perturb(np_args, rng), samples.perturb(np_kwargs, rng)) for _ in range(validate)]
+            result = self._validate(graph, tries)
+            if not result.ok:
+                raise ValidationError(result.describe())
+        return graph
+
+    def _trace(self, key, args, kwargs) -> Graph:
+        np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
+        names = list(self._signature.parameters) if self._signature else []
+        self._probe.reset()
+        static_errors = self._static_problems()
+        with warnings.catch_warnings():
+            # Collected and then raised together (strict) or warned once each, below.
+            warnings.simplefilter("ignore", UntracedCallWarning)
+            warnings.simplefilter("ignore", EscapeWarning)
+            try:
+                traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
+                                        strict=False, name=self.name)
+            except LeappError as exc:
+                if static_errors:
+                    raise ProblemsError([*static_errors, f"while tracing: {exc}"]) from exc
+                raise
+        graph = Graph(key, traced)
+        graph.crosscheck = self._check(traced)
+        traced.node.crosscheck = graph.crosscheck
+        self._report_disagreements(graph.crosscheck)
+        runtime = self._uncovered(traced.problems)
+        if self.strict and (static_errors or runtime):
+            raise ProblemsError([*static_errors, *runtime])
+        if not self.strict:
+            self._warn(traced.problems)
+        return graph
+
+    def _static_problems(self) -> list[str]:
+        # Every LP code marks something the graph cannot reproduce exactly, so all are errors.
+        return [f"{d.path}:{d.line}:{d.col}: {d.code} {d.message}" for d in self.diagnostics]
+
+    def _uncovered(self, problems) -> list[str]:
+        """Runtime problems on lines no static diagnostic covers (the rest are listed once, statically)."""
+        covered = {(d.path, line) for d in self.diagnostics
+                   for line in range(d.line, max(d.line, d.end_line or d.line) + 1)}
+        out = []
+        for p in problems:
+            loc = p.loc
+            if loc is None or isinstance(loc, str) or (loc[0], loc[1]) not in covered:
+                out.append(str(p))
+        return out
+
+    def _warn(self, problems):
+        """Non-strict: one warning per runtime problem, then the static findings it did not repeat."""
+        seen = set()
+        for p in problems:
+            category = UntracedCallWarning if p.kind == "untraced" else EscapeWarning
+            if p.loc is None or isinstance(p.loc, str):
+                warnings.warn(str(p), category, stacklevel=4)
+                continue
+            seen.add((p.loc[0], p.loc[1]))
+            warnings.warn_explicit(p.message, category, p.loc[0], p.loc[1])
+        for d in self.diagnostics:
+            if (d.path, d.line) not in seen:
+                category = UntracedCallWarning if d.code.startswith("LP1") else EscapeWarning
+                warnings.warn_explicit(f"{d.code} {d.message}", category, d.path, d.line)
+
+    def _check(self, traced):
+        if self.source is None:
+            return None
+        s = self.source
+        lines = {s.first_line + i: text for i, text in enumerate(s.text.splitlines())}
+        return cc_mod.check(
+            path=s.path, first_line=s.first_line, last_line=s.last_line, sites=s.sites,
+            diagnostics=s.diagnostics, nodes=traced.trace.nodes if traced else [],
+            problems=traced.problems if traced else [], runs=self._probe.runs if traced else {},
+            routed=s.routed, lines=lines,
+        )
+
+    def _report_disagreements(self, check):
+        if check is None or check.ok:
+            return
+        message = (f"leapp.compile({self.name}): the static pass and the runtime disagree about "
+                   f"{len(check.disagreements)} call site(s); one of them is wrong about NumPy "
+                   f"(a leapp bug, please report it with cf.report()):\n  - "
+                   + "\n  - ".join(check.disagreements))
+        if self.crosscheck_mode == "raise":
+            raise InternalError(message)
+        warnings.warn(message, LeappInternalWarning, stacklevel=4)
+
+    def _validate(self, graph, tries):
+        """Run the original function and the graph on each (args, kwargs); compare the outputs."""
+        names = {path: name for path, name in graph.traced.input_paths}
+        sample_list = []
+        for args, kwargs in tries:
+            inputs = {names[path]: value for path, value in flatten_inputs(args, kwargs)}
+            expected = self.fn(*args, **kwargs)
+            spec, leaves = output_structure(expected)
+            outputs = {k: np.asarray(v) for k, v in leaves.items()}
+            if spec != graph.traced.output_spec:
+                raise ValidationError(f"{self.name}: on a validation sample the function returned a "
+                                      f"different structure than when traced: control flow depends on "
+                                      f"the data")
+            sample_list.append((inputs, outputs))
+        graph.validation = validate_samples(graph.node, sample_list)
+        return graph.validation
+
+
+def _signature_of(fn):
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _run(graph, args, kwargs):
+    leaves = flatten_inputs(args, kwargs)
+    names = {path: name for path, name in graph.traced.input_paths}
+    tensors = [v for _, v in leaves if isinstance(v, torch.Tensor)]
+    if not tensors:
+        out = graph.node(**{names[path]: value for path, value in leaves})
+        return rebuild(graph.traced.output_spec, out)
+    device = tensors[0].device
+    values = [v.to(device) if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v), device=device)
+              for _, v in leaves]
+    with torch.no_grad():
+        out = graph.module_on(device)(*values)
+    return rebuild(graph.traced.output_spec, out)

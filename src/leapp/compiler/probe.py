@@ -1,0 +1,62 @@
+"""What rewritten code calls instead of ``leapp.dispatch`` directly: it also counts.
+
+For the cross-check the runtime must tell "this call ran and recorded
+nothing" (a disagreement, or a constant folded from constants) from "this
+call never ran" (a branch not taken). The probe notes, per call site, how
+often it ran and whether any operand was traced, then hands the call to the
+dispatcher, which puts the site's column on every node the call records.
+"""
+
+from __future__ import annotations
+
+from .. import dispatch
+from ..runtime import record
+
+
+class SiteRun:
+    __slots__ = ("calls", "traced", "passthrough")
+
+    def __init__(self):
+        self.calls = 0  # times the call ran while tracing
+        self.traced = False  # some operand (or the receiver) was a traced value
+        self.passthrough = False  # it returned a traced operand itself (np.asarray(x))
+
+
+class Probe:
+    def __init__(self):
+        self.runs: dict[str, SiteRun] = {}
+
+    def reset(self):
+        self.runs = {}
+
+    def _note(self, site, operands, kwargs):
+        run = self.runs.get(site)
+        if run is None:
+            run = self.runs[site] = SiteRun()
+        run.calls += 1
+        if record._contains_traced(operands) or (kwargs and record._contains_traced(list(kwargs.values()))):
+            run.traced = True
+        return run
+
+    def call(self, site, fn, /, *args, **kwargs):
+        """A routed NumPy function call: ``np.clip(x, 0, 1)`` as written at ``site``."""
+        run = self._note(site, args, kwargs)
+        result = dispatch.call(site, fn, *args, **kwargs)
+        if run.traced and any(result is a for a in args):
+            run.passthrough = True
+        return result
+
+    def method(self, site, receiver, name, /, *args, **kwargs):
+        """A routed method call: ``x.sum(axis=0)`` as written at ``site``."""
+        run = self._note(site, (receiver, *args), kwargs)
+        result = dispatch.call(site, _call_method, receiver, name, args, kwargs)
+        if run.traced and result is receiver:
+            run.passthrough = True
+        return result
+
+
+def _call_method(receiver, name, args, kwargs):
+    # Passed through dispatch.call only so that the call site (with its
+    # column) is current while the method runs; the dispatcher finds no table
+    # entry for this helper and simply calls it.
+    return getattr(receiver, name)(*args, **kwargs)

@@ -1,0 +1,101 @@
+"""Guards and samples: when a call needs a new graph, and inputs to validate a graph on.
+
+A graph is exact for one signature: the shapes and dtypes of its array
+inputs, and the values of everything else (Python scalars, strings, objects),
+which tracing bakes in as constants. ``signature`` is the cache key, like
+``torch.compile``'s guards. ``perturb`` makes validation samples of the same
+signature whose values cover the example's range and sign, so a value frozen
+while tracing shows up as a mismatch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def signature(value):
+    """A hashable key for a call's arguments (shapes/dtypes for arrays, values for the rest)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.shape, value.dtype.str)
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), str(value.dtype), str(value.device))
+    if isinstance(value, (list, tuple)):
+        return (type(value).__qualname__, tuple(signature(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, signature(v)) for k, v in value.items()))
+    try:
+        hash(value)
+    except TypeError:  # an unhashable object: only the same object is the same constant
+        return ("object", type(value).__qualname__, id(value))
+    # 1 and 1.0 and True compare equal but trace to different dtypes
+    return ("value", type(value).__qualname__, value)
+
+
+def describe(key) -> str:
+    """A short human form of a signature, for ``cf.report()``."""
+    kind = key[0]
+    if kind == "ndarray":
+        return f"ndarray{list(key[1])} {np.dtype(key[2])}"
+    if kind == "tensor":
+        return f"Tensor{list(key[1])} {key[2]} on {key[3]}"
+    if kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {describe(v)}" for k, v in key[1]) + "}"
+    if kind == "value":
+        return repr(key[2])
+    if kind == "object":
+        return f"<{key[1]} object>"
+    return "(" + ", ".join(describe(v) for v in key[1]) + ")"
+
+
+def to_numpy(value):
+    """Tensors become NumPy arrays (tracing always runs NumPy); everything else is kept."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy().copy()
+    if isinstance(value, (list, tuple)):
+        items = [to_numpy(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return {k: to_numpy(v) for k, v in value.items()}
+    return value
+
+
+def perturb(value, rng):
+    """A copy of ``value`` with every array redrawn: same shape and dtype, similar range."""
+    if isinstance(value, np.ndarray):
+        return _redraw(value, rng)
+    if isinstance(value, (list, tuple)):
+        items = [perturb(v, rng) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return {k: perturb(v, rng) for k, v in value.items()}
+    return value
+
+
+def _redraw(a, rng):
+    if a.size == 0:
+        return a.copy()
+    kind = a.dtype.kind
+    if kind == "b":
+        return rng.random(a.shape) < 0.5
+    if kind in "iu":
+        lo, hi = int(a.min()), int(a.max())
+        return rng.integers(lo, hi, size=a.shape, endpoint=True).astype(a.dtype)
+    if kind == "f":
+        return _uniform(a, rng).astype(a.dtype)
+    if kind == "c":
+        return (_uniform(a.real, rng) + 1j * _uniform(a.imag, rng)).astype(a.dtype)
+    return a.copy()
+
+
+def _uniform(a, rng):
+    """Uniform in [min - span/2, max + span/2], so a wider range and both signs when near zero."""
+    finite = a[np.isfinite(a)]
+    if finite.size == 0:
+        lo, hi = -1.0, 1.0
+    else:
+        lo, hi = float(finite.min()), float(finite.max())
+    span = hi - lo
+    if span == 0.0:
+        span = max(abs(lo), 1.0)
+    return rng.uniform(lo - span / 2, hi + span / 2, size=a.shape)

@@ -1,0 +1,258 @@
+"""Reading a function's source, linting it, and rebuilding it with NumPy calls routed.
+
+The rebuilt function is the user's own code object, compiled again from the
+output of ``leapp rewrite``: same file name and line numbers (so warnings and
+tracebacks point at the user's lines), same globals, the *same* closure cells
+(a later ``nonlocal`` write is still seen), defaults, keyword defaults and
+name. Only two things differ: NumPy function calls go through the dispatcher,
+and the ndarray method calls the static pass listed go through it too, so
+every recorded node carries its call's column and the cross-check knows which
+call sites ran.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import json
+import textwrap
+import types
+from dataclasses import dataclass, field
+
+from .. import ast_pass
+
+PROBE = "_leapp"  # the name rewritten code calls; bound to a Probe in a closure cell
+
+
+@dataclass
+class Source:
+    """What the static stage made of one function."""
+
+    path: str
+    first_line: int
+    last_line: int
+    text: str  # as written (possibly indented)
+    imports: dict
+    analysis: object  # ast_pass.Analysis
+    rewritten: str = ""
+    method_sites: list = field(default_factory=list)
+    routed: set = field(default_factory=set)  # site strings the rebuilt function sends to the probe
+
+    @property
+    def diagnostics(self):
+        return self.analysis.diagnostics
+
+    @property
+    def sites(self):
+        return self.analysis.sites
+
+    def line_text(self, line: int) -> str:
+        lines = self.text.splitlines()
+        i = line - self.first_line
+        return lines[i] if 0 <= i < len(lines) else ""
+
+
+class NoSourceError(Exception):
+    """Raised inside this module when a function's source cannot be used; the caller words it."""
+
+
+def read(fn) -> Source:
+    """Lint ``fn``'s source as traced code. Raises NoSourceError with the reason."""
+    if not isinstance(fn, types.FunctionType):
+        raise NoSourceError(f"{fn!r} is not a Python function (a builtin, or already wrapped)")
+    if fn.__name__ == "<lambda>":
+        raise NoSourceError("it is a lambda, whose source cannot be cut out of its line")
+    if getattr(fn, "__wrapped__", None) is not None:
+        raise NoSourceError("it is wrapped by another decorator; put @leapp.compile directly on the def")
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError) as exc:
+        raise NoSourceError(f"its source cannot be read ({exc})") from None
+    path = fn.__code__.co_filename
+    first = fn.__code__.co_firstlineno
+    imports = imports_of(fn.__globals__)
+    analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports)
+    last = first + len(text.splitlines()) - 1
+    src = Source(path, first, last, text, imports, analysis)
+    src.method_sites = [s for s in analysis.sites if s.kind == "method"]
+    return src
+
+
+def imports_of(namespace: dict) -> dict:
+    """Module-level names the static pass must resolve: NumPy and leapp modules and functions."""
+    out = {}
+    for name, value in namespace.items():
+        if isinstance(value, types.ModuleType):
+            qual = value.__name__
+        elif callable(value) and not isinstance(value, type):
+            module = getattr(value, "__module__", None) or ""
+            short = getattr(value, "__name__", None)
+            if short is None:
+                continue
+            if module.startswith("numpy"):
+                qual = _numpy_name(value, module, short)
+            elif module.startswith("leapp"):
+                qual = "leapp." + short if short in ("compile", "annotate") else f"{module}.{short}"
+            else:
+                continue
+        else:
+            continue
+        if qual.split(".")[0] in ("numpy", "leapp"):
+            out[name] = qual
+    return out
+
+
+def _numpy_name(value, module, short):
+    from ..runtime.names import function_name
+
+    try:
+        return function_name(value)
+    except Exception:  # an exotic callable: its dotted name is the best guess
+        return f"{module}.{short}"
+
+
+def build(fn, src: Source, probe) -> types.FunctionType:
+    """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
+    src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,
+                                            imports=src.imports)
+    src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
+                  if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}
+    tree = ast.parse(src.rewritten)
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len(defs) != 1 or defs[0].name != fn.__name__:
+        raise NoSourceError(f"the source read for {fn.__qualname__} does not hold its def")
+    func = defs[0]
+    start = min([d.lineno for d in func.decorator_list] + [func.lineno])
+    ast.increment_lineno(func, src.first_line - start)
+    _route_methods(func, src)
+    _strip_def_time_expressions(func)
+    code = _compile_inner(func, fn, src.path)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+    cells[PROBE] = types.CellType(probe)
+    closure = tuple(cells[name] for name in code.co_freevars)
+    new = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+    functools.update_wrapper(new, fn)
+    return new
+
+
+def _strip_def_time_expressions(func):
+    """Decorators, defaults and annotations run when the def runs: here, in a scratch namespace.
+
+    The originals are re-attached from ``fn`` (``__defaults__``, ``__annotations__``),
+    and the decorators belong to ``fn``'s callers, not to the body being traced.
+    """
+    func.decorator_list = []
+    func.returns = None
+    a = func.args
+    a.defaults = []
+    a.kw_defaults = [None] * len(a.kwonlyargs)
+    for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+
+
+def _compile_inner(func, fn, path):
+    """The code object of ``func`` compiled where its free variables are the closure's names.
+
+    A factory whose parameters are the free-variable names makes the compiler
+    treat them as closure cells. A method is compiled inside a class of its
+    own class's name so that ``__private`` names mangle alike and zero-argument
+    ``super()`` finds a ``__class__`` cell.
+    """
+    params = [PROBE, *(n for n in fn.__code__.co_freevars if n != "__class__")]
+    qual = fn.__qualname__.split(".")
+    owner = qual[-2] if len(qual) > 1 and qual[-2] != "<locals>" else None
+    body: list = [func]
+    if owner is not None:
+        body = [ast.ClassDef(name=owner, bases=[], keywords=[], body=[func], decorator_list=[],
+                             **_TYPE_PARAMS)]
+    factory = ast.FunctionDef(
+        name="__leapp_factory__",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
+                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[*body, ast.Return(ast.Constant(None))],
+        decorator_list=[], returns=None, **_TYPE_PARAMS,
+    )
+    for node in (factory, *body):
+        ast.copy_location(node, func)
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    code = compile(module, path, "exec", dont_inherit=True)
+    return _find_code(code, fn.__name__)
+
+
+# Python 3.12 added type parameters to defs and classes; older versions reject the field.
+_TYPE_PARAMS = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
+
+
+def _find_code(code, name):
+    """The shallowest code object named ``name`` under the module (a nested def may reuse it)."""
+    level = [code]
+    while level:
+        consts = [c for parent in level for c in parent.co_consts if isinstance(c, types.CodeType)]
+        for const in consts:
+            if const.co_name == name:
+                return const
+        level = consts
+    raise NoSourceError(f"no code object named {name} after recompiling")
+
+
+def site_string(path, line, col) -> str:
+    return f"{path}:{line}:{col}"
+
+
+def _route_methods(func, src: Source):
+    """``x.sum(axis=0)`` at a method site becomes ``_leapp.method("f.py:8:5", x, "sum", axis=0)``.
+
+    Sites are matched by line, method name and order on the line: the rewrite
+    shifts columns, never lines or the order of calls.
+    """
+    wanted = _method_order(src)
+    if not wanted:
+        return
+    seen: dict = {}
+    calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    calls.sort(key=lambda n: (n.lineno, n.col_offset))
+    for call in calls:
+        key = (call.lineno, call.func.attr)
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        site = wanted.get((*key, index))
+        if site is None:
+            continue
+        receiver = call.func.value
+        src.routed.add(site_string(src.path, site.line, site.col))
+        call.func = ast.Attribute(ast.Name(PROBE, ast.Load()), "method", ast.Load())
+        call.args = [ast.Constant(site_string(src.path, site.line, site.col)), receiver,
+                     ast.Constant(site.name.split(".", 1)[1]), *call.args]
+
+
+def _method_order(src: Source) -> dict:
+    """(line, method, k) -> Site, k counting that method's calls on the line in the original source."""
+    if not src.method_sites:
+        return {}
+    text = textwrap.dedent(src.text)
+    indent = len(src.text.splitlines()[0]) - len(text.splitlines()[0])
+    tree = ast.parse(text)
+    lines = text.splitlines()
+    by_pos = {}
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            line = call.lineno + src.first_line - 1
+            prefix = lines[call.lineno - 1].encode()[: call.col_offset].decode(errors="replace")
+            by_pos[(line, len(prefix) + indent + 1)] = call
+    order: dict = {}
+    counts: dict = {}
+    for (line, col), call in sorted(by_pos.items()):
+        key = (line, call.func.attr)
+        counts[key] = counts.get(key, 0) + 1
+        order[(line, col)] = counts[key] - 1
+    out = {}
+    for site in src.method_sites:
+        call = by_pos.get((site.line, site.col))
+        method = site.name.split(".", 1)[1]
+        if call is not None and call.func.attr == method:
+            out[(site.line, method, order[(site.line, site.col)])] = site
+    return out
