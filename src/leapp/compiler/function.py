@@ -240,7 +240,10 @@ class CompiledFunction:
         covered = {(d.path, line) for d in self.diagnostics
                    for line in range(d.line, max(d.line, d.end_line or d.line) + 1)}
         out = []
+        origin_listed = any(p.kind == "untraced" for p in problems)
         for p in problems:
+            if p.kind == "frozen" and origin_listed:
+                continue  # the use of an untraced call's result: that call is already listed
             loc = p.loc
             if loc is None or isinstance(loc, str) or (loc[0], loc[1]) not in covered:
                 out.append(str(p))
