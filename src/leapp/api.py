@@ -73,7 +73,7 @@ def reset() -> None:
     global _session
     from .runtime import patches
 
-    state.active = None
+    state.deactivate()
     patches.uninstall()
     _session = None
 
@@ -86,7 +86,7 @@ def stop() -> None:
         raise TraceError("leapp.stop() without leapp.start()")
     if state.active is not None:
         open_name = state.active.name
-        state.active = None
+        state.deactivate()
         patches.uninstall()
         _session.open = False
         raise TraceError(
@@ -121,7 +121,7 @@ def input_tensors(node: str, tensors: dict):
         if origin is not None and origin[0] != node and rec.trace is None:
             rec.edges.append((origin[0], origin[1], key))
         outs.append(_make_input(trace, key, value))
-    state.active = trace
+    state.activate(trace)
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -159,7 +159,7 @@ def output_tensors(node: str, tensors: dict):
     for key, value in tensors.items():
         trace.outputs[key] = _output_ref(trace, key, value)
         trace.output_values[key] = _copy_array(record.plain(value), copy=True)
-    state.active = None
+    state.deactivate()
     rec = session.nodes[node]
     signature = tuple(n.op for n in trace.nodes)
     if rec.trace is None:

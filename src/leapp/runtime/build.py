@@ -72,7 +72,9 @@ class Ctx:
         if isinstance(x, torch.fx.Proxy):
             if x.node.meta.get("leapp_dtype") == dtype:
                 return x
-            return self.mark(x.to(to_torch(dtype)), dtype, self.shape_of(x))
+            shape = x.node.meta.get("leapp_shape")
+            out = self.builder.emit("call_method", "to", (x, to_torch(dtype)))
+            return self.mark(out, dtype, shape if shape is not None else self.shape)
         if isinstance(x, (bool, int, float, complex)):
             if dtype.kind == "b":
                 return bool(x)
@@ -89,6 +91,10 @@ class Ctx:
             return x if dtype is None else self.cast(x, dtype)
         value = np.asarray(x, dtype=dtype)
         return self.builder.constant(value)
+
+    def call(self, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` recorded directly: the same graph as through Proxy, cheaper."""
+        return self.builder.emit("call_function", fn, args, kwargs)
 
     def mark(self, proxy, dtype, shape):
         meta = proxy.node.meta
@@ -165,6 +171,17 @@ class Builder:
         self.tracer = _Tracer(self.graph, self)
         self.n_constants = 0
 
+    def emit(self, op, target, args, kwargs=None):
+        def arg(a):
+            if isinstance(a, torch.fx.Proxy):
+                return a.node
+            if isinstance(a, (list, tuple)):
+                return type(a)(arg(v) for v in a)
+            return self.tracer.create_arg(a)
+
+        node = self.graph.create_node(op, target, arg(tuple(args)), {k: arg(v) for k, v in (kwargs or {}).items()})
+        return torch.fx.Proxy(node, self.tracer)
+
     def constant(self, value):
         name = f"_tensor_constant{self.n_constants}"
         self.n_constants += 1
@@ -208,7 +225,7 @@ def lower(trace, outputs, *, input_names=None):
             )
         args = _sub(node.args, env)
         kwargs = _sub(node.kwargs, env) if node.kwargs else {}
-        before = len(b.graph.nodes)
+        before = b.graph._root.prev  # the last node so far: what follows it is new
         try:
             result = adapter(Ctx(b, node), *args, **kwargs)
         except Exception as exc:
@@ -254,7 +271,11 @@ def _set_source(fx_node, node):
 
 def _stamp(graph, before, node, result):
     """Give every FX node an adapter made for ``node`` its source; the result gets NumPy's meta."""
-    fresh = list(graph.nodes)[before:] if len(graph.nodes) > before else []
+    fresh = []
+    cur = before.next
+    while cur is not graph._root:
+        fresh.append(cur)
+        cur = cur.next
     for fx_node in fresh:
         if "leapp_source" not in fx_node.meta:
             _set_source(fx_node, node)

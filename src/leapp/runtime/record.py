@@ -20,7 +20,7 @@ from ..errors import (
     UntracedCallError,
     UntracedCallWarning,
 )
-from . import state
+from . import argcheck, state
 from .ir import Problem, format_loc
 
 _plain_view = np.ndarray.view
@@ -45,7 +45,8 @@ def set_tensor_class(cls):
 def plain(x):
     """The NumPy-only twin of a traced value (same memory), for NumPy to compute on."""
     if isinstance(x, _TracedNpArray):
-        return _plain_view(x, np.ndarray)
+        p = x._lp_plain
+        return p if p is not None else _plain_view(x, np.ndarray)
     if isinstance(x, (list, tuple)) and x and _contains_traced(x):
         seq = [plain(v) for v in x]
         return seq if isinstance(x, list) else type(x)(seq) if type(x) is tuple else tuple(seq)
@@ -194,11 +195,11 @@ def write(trace, arr, node, loc):
 
 def wrap(result, node):
     """A traced array (0-d for NumPy scalars) carrying ``node``."""
-    if isinstance(result, np.ndarray):
-        out = _plain_view(result, _TracedNpArray)
-    else:
-        out = _plain_view(np.asarray(result), _TracedNpArray)
+    if not isinstance(result, np.ndarray):
+        result = np.asarray(result)
+    out = _plain_view(result, _TracedNpArray)
     out._lp_node = node
+    out._lp_plain = result if type(result) is np.ndarray else None
     return out
 
 
@@ -279,6 +280,9 @@ def record_call(name, eager, args, kwargs, loc, view_base=None):
         if entry.kind == "static":
             return eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
         check_refused(entry, name, kwargs, loc)
+        eager = argcheck.prepare(name, eager, args, kwargs, loc)
+        if entry.kind == "inplace":
+            return _record_inplace(trace, name, eager, args, kwargs, loc)
     out = kwargs.get("out") if kwargs else None
     if out is not None:
         return _record_with_out(trace, name, eager, args, kwargs, loc, entry, out)
@@ -293,6 +297,25 @@ def record_call(name, eager, args, kwargs, loc, view_base=None):
         if np.may_share_memory(result, _plain_view(view_base, np.ndarray)):
             make_view(wrapped, view_base, entry.view, _view_args(entry.view, wrapped, view_base, eager, args, kwargs), loc)
     return wrapped
+
+
+def _record_inplace(trace, name, eager, args, kwargs, loc):
+    """A NumPy function that writes into its first argument (np.copyto, np.put_along_axis...).
+
+    Recorded functionally: the node computes the target's new value, which is
+    then written into the target (and through it into any base it views).
+    """
+    target = args[0] if args else None
+    if not isinstance(target, _TracedNpArray):
+        raise UnsupportedArgumentError(
+            f"{format_loc(loc)}: {name} writes into a plain NumPy array, which the graph cannot see. "
+            f"Make the array inside the traced code (np.array(x) or np.zeros_like(x)) first."
+        )
+    ir_args = (node_of_operand(trace, target, loc, name),) + tuple(to_ir(trace, a, loc, name) for a in args[1:])
+    ir_kwargs = {k: to_ir(trace, v, loc, name) for k, v in kwargs.items()} if kwargs else None
+    result = eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
+    write(trace, target, trace.add(name, ir_args, ir_kwargs, target.dtype, target.shape, loc), loc)
+    return result
 
 
 def _view_args(kind, result, base, eager, args, kwargs):

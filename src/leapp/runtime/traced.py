@@ -11,12 +11,14 @@ not see is known to be untracked, never silently mislabelled.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning
 from . import record, state
-from .ir import user_location
+from .ir import _internal_code, _is_internal, user_location
 from .names import function_name, ufunc_name
 
 _ndarray = np.ndarray
@@ -43,15 +45,21 @@ class TracedNpArray(np.ndarray):
     _lp_root = None
     _lp_ver = 0  # root version this view's node was derived at
     _lp_version = 0  # on roots: how many writes so far
+    _lp_plain = None  # a plain ndarray view of the same memory, when known
 
     # --- NumPy's dispatch hooks ---------------------------------------------
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        name = ufunc_name(ufunc, method)
-        if state.active is None:
+        trace = state.active
+        if trace is None:
             return getattr(ufunc, method)(
                 *[record.plain(x) for x in inputs], **record.plain_kwargs(kwargs)
             )
+        if method == "__call__" and not kwargs:
+            fast = _fast_ufunc(trace, ufunc, inputs, sys._getframe(1))
+            if fast is not None:
+                return fast
+        name = ufunc_name(ufunc, method)
         if "out" in kwargs:
             out = kwargs["out"]
             if isinstance(out, tuple) and len(out) == 1:
@@ -222,6 +230,58 @@ class TracedNpArray(np.ndarray):
     def tolist(self):
         _escape(self, ".tolist()", "keep the array and use NumPy operations")
         return _ndarray.tolist(_plain_view(self, _ndarray))
+
+
+_SUPPORTED_UFUNCS: dict = {}
+
+
+def _fast_ufunc(trace, ufunc, inputs, frame):
+    """The common case (a supported ufunc on traced arrays and Python scalars), kept cheap.
+
+    Returns None to fall back to the general path (``record.record_call``).
+    """
+    name = _SUPPORTED_UFUNCS.get(ufunc)
+    if name is None:
+        if ufunc in _SUPPORTED_UFUNCS:
+            return None
+        name = ufunc_name(ufunc, "__call__")
+        entry = table.lookup(name)
+        fast = isinstance(entry, table.Entry) and ufunc.nout == 1
+        _SUPPORTED_UFUNCS[ufunc] = name if fast else None
+        if not fast:
+            return None
+    args = []
+    plains = []
+    for x in inputs:
+        if type(x) is TracedNpArray:
+            node = x._lp_node if x._lp_parent is None else record.node_of(x)
+            if node is None or node.op == "escaped":
+                return None
+            args.append(node)
+            p = x._lp_plain
+            plains.append(p if p is not None else _plain_view(x, _ndarray))
+        elif type(x) is float or type(x) is int:
+            args.append(x)
+            plains.append(x)
+        else:
+            return None
+    site = dispatch._site
+    if site is not None:
+        loc = _parse_site(site)
+    else:
+        code = frame.f_code
+        hit = _internal_code.get(code)
+        if hit is None:
+            hit = _is_internal(code)
+        loc = user_location() if hit else (code.co_filename, frame.f_lineno, code.co_name, None)
+    result = ufunc(*plains)
+    if type(result) is not _ndarray:
+        result = np.asarray(result)
+    node = trace.add(name, tuple(args), None, result.dtype, result.shape, loc)
+    out = _plain_view(result, TracedNpArray)
+    out._lp_node = node
+    out._lp_plain = result
+    return out
 
 
 def _escape(arr, construct, advice):

@@ -134,7 +134,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
     installed = not patches._saved
     if installed:
         patches.install()
-    state.active = trace
+    state.activate(trace)
     try:
         result = fn(*t_args, **t_kwargs)
         spec, outs = output_structure(result)
@@ -143,7 +143,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
             trace.output_values[key] = _copy_array(record.plain(value), copy=True) if not _is_tensor(value) \
                 else value.detach().cpu().numpy().copy()
     finally:
-        state.active = None
+        state.deactivate()
         if installed:
             patches.uninstall()
     node = CompiledNode.from_trace(trace)

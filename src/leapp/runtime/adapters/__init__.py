@@ -62,11 +62,28 @@ def generic_ufunc(name):
     def adapter(m, *inputs, dtype=None, casting=None, order=None, subok=None, **kw):
         loops = loop_dtypes(m, ufunc, inputs, dtype)
         args = [m.cast(x, loops[i]) for i, x in enumerate(inputs)]
-        out = fn(*args)
-        return m.cast(m.mark(out, loops[-1], m.shape), m.dtype) if isinstance(out, torch.fx.Proxy) else out
+        args = [_scalar_or_tensor(m, fn, i, a, loops[i]) for i, a in enumerate(args)]
+        out = m.call(fn, *args)
+        return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
 
     _generic_cache[name] = adapter
     return adapter
+
+
+# torch functions that accept a Python number as their second operand; every
+# other position and function needs a tensor (a 0-d constant at the loop dtype).
+_SCALAR_SECOND = {
+    torch.add, torch.sub, torch.mul, torch.div, torch.pow, torch.float_power, torch.remainder,
+    torch.fmod, torch.floor_divide, torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge,
+    torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor, torch.bitwise_left_shift,
+    torch.bitwise_right_shift, torch.copysign,
+}
+
+
+def _scalar_or_tensor(m, fn, i, value, dtype):
+    if isinstance(value, torch.fx.Proxy) or (i == 1 and fn in _SCALAR_SECOND):
+        return value
+    return m.tensor(value, dtype)
 
 
 def norm_axes(axis, ndim):
@@ -79,3 +96,4 @@ def norm_axes(axis, ndim):
 
 
 from . import conversion, creation, indexing, linalg, reductions, shape, selection, ufuncs  # noqa: E402,F401
+from . import extended, linalg_ext, signal, stats  # noqa: E402,F401
