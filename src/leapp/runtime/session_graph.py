@@ -48,6 +48,16 @@ class CompiledNode:
                     stacklevel=3,
                 )
 
+    def optimize(self):
+        """Run the graph passes (``leapp.runtime.passes``) in place; returns their report.
+
+        Not part of ``from_trace``: the lowered graph stays exactly what was recorded.
+        """
+        from .passes import optimize
+
+        self.optimize_report = optimize(self.graph_module)
+        return self.optimize_report
+
     def run_torch(self, *args, **inputs):
         """Run the graph on torch tensors (any device); returns a dict of tensors."""
         values = _bind(self.input_names, args, inputs)
