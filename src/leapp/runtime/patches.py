@@ -18,7 +18,7 @@ import torch
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning
-from . import record, state
+from . import record, scalar_casts, state
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -123,10 +123,12 @@ def install():
             continue
         _saved.append((module, attr, original))
         setattr(module, attr, _wrapper(name, original))
+    scalar_casts.install()
     dispatch.set_handler(_dispatch_handler)
 
 
 def uninstall():
+    scalar_casts.uninstall()
     while _saved:
         module, attr, original = _saved.pop()
         setattr(module, attr, original)

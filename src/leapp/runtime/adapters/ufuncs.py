@@ -63,8 +63,14 @@ def cbrt(m, x, dtype=None, **kw):
 def reciprocal(m, x, dtype=None, **kw):
     x = m.cast(x, loop_dtypes(m, np.reciprocal, (x,), dtype)[0])
     if m.dtype.kind in "iu":
-        # integer 1/x truncates: 1 and -1 keep their value, everything else is 0
-        return torch.where(torch.abs(x) == 1, x, torch.zeros_like(x))
+        # integer 1/x truncates: 1 and -1 keep their value, everything else is 0,
+        # except 1/0, whose value is whatever this platform's NumPy loop gives
+        with np.errstate(all="ignore"):
+            at_zero = np.reciprocal(np.zeros((), dtype=m.dtype)).item()
+        out = torch.where(x == 1, x, torch.zeros_like(x))
+        if m.dtype.kind == "i":
+            out = torch.where(x == -1, x, out)
+        return torch.where(x == 0, torch.full_like(x, at_zero), out)
     return torch.reciprocal(x)
 
 

@@ -1,0 +1,114 @@
+"""Argument checks and eager substitutions for table entries, applied at the call.
+
+Keyword refusals in the table (``Entry.refuse``) cover keywords whose mere
+presence changes results. Some entries need a look at argument *values*
+(``np.pad``'s mode, a traced ``q`` for ``np.percentile``); those checks live
+here so that the user hears about them at their own line, while tracing, not
+later when the graph is built. A few entries also run a different (still
+valid) NumPy computation eagerly, so that the traced values and the graph agree
+(``np.argpartition`` runs as a stable argsort).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedArgumentError
+from .ir import format_loc
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "empty")
+
+
+def _is_traced(x):
+    """Traced data (a constant made inside the traced code does not count)."""
+    from .record import node_of
+    from .traced import TracedNpArray
+
+    if not isinstance(x, TracedNpArray):
+        return False
+    node = node_of(x)
+    return node is None or node.op != "const"
+
+
+def _arg(args, kwargs, i, name, default=None):
+    if len(args) > i:
+        return args[i]
+    return kwargs.get(name, default) if kwargs else default
+
+
+def _pad(args, kwargs):
+    mode = _arg(args, kwargs, 2, "mode", "constant")
+    if not isinstance(mode, str) or mode not in _PAD_MODES:
+        return (f"mode={mode!r} is not supported (leapp traces {', '.join(_PAD_MODES[:-1])}); "
+                f"compute the padding values with array operations and np.concatenate them")
+    if kwargs and kwargs.get("reflect_type", "even") != "even":
+        return "reflect_type='odd' is not supported; use the default reflect_type='even'"
+    if _is_traced(_arg(args, kwargs, 1, "pad_width")):
+        return "pad_width depends on the data, so the output size would too; use constant widths"
+    return None
+
+
+def _quantile(args, kwargs):
+    q = _arg(args, kwargs, 1, "q")
+    if _is_traced(q):
+        return "q is traced data; leapp needs constant quantiles (a Python number or a constant array)"
+    method = (kwargs or {}).get("method", "linear")
+    if method != "linear":
+        return f"method={method!r} is not supported; only NumPy's default method='linear' is traced"
+    if (kwargs or {}).get("weights") is not None:
+        return "weights= is not supported"
+    return None
+
+
+def _interp(args, kwargs):
+    if _arg(args, kwargs, 5, "period") is not None:
+        return "period= is not supported; wrap x into one period with np.mod first"
+    return None
+
+
+def _static(*positions):
+    """Arguments that fix the output shape must not be traced data."""
+
+    def check(args, kwargs):
+        for i, name in positions:
+            if _is_traced(_arg(args, kwargs, i, name)):
+                return f"{name} is traced data, so the output size would depend on it; use a constant"
+        return None
+
+    return check
+
+
+CHECKS = {
+    "numpy.pad": _pad,
+    "numpy.percentile": _quantile,
+    "numpy.quantile": _quantile,
+    "numpy.interp": _interp,
+    "numpy.diff": _static((1, "n")),
+    "numpy.repeat": _static((1, "repeats")),
+    "numpy.tile": _static((1, "reps")),
+    "numpy.rot90": _static((1, "k")),
+}
+
+
+def _argpartition_eager(a, kth, axis=-1, kind="introselect", order=None):
+    return np.argsort(a, axis=axis, kind="stable")
+
+
+def _partition_eager(a, kth, axis=-1, kind="introselect", order=None):
+    return np.sort(a, axis=axis, kind="stable")
+
+
+EAGER = {
+    "numpy.argpartition": _argpartition_eager,
+    "numpy.partition": _partition_eager,
+}
+
+
+def prepare(name, eager, args, kwargs, loc):
+    """Refuse argument values the graph cannot reproduce; return the eager function to run."""
+    check = CHECKS.get(name)
+    if check is not None:
+        problem = check(args, kwargs)
+        if problem:
+            raise UnsupportedArgumentError(f"{format_loc(loc)}: {name}(...) cannot be traced: {problem}.")
+    return EAGER.get(name, eager)

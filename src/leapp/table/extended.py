@@ -1,0 +1,170 @@
+"""Entries beyond the seed's table: statistics, signal helpers, more linear algebra.
+
+Each entry is implemented by an adapter in ``leapp.runtime.adapters``
+(``stats.py``, ``linalg_ext.py``, ``signal.py``, ``extended.py``) and tested
+against NumPy in ``tests/runtime/test_parity_extended*.py``. Where an entry's
+graph can differ from NumPy (sign conventions, ties, unspecified orders) the
+note says how.
+"""
+
+from __future__ import annotations
+
+from ._schema import COMMON_REFUSALS, Entry
+
+A = "Arithmetic and math"
+C = "Comparison and logic"
+R = "Reductions"
+S = "Shape and layout"
+SEL = "Selection"
+LA = "Linear algebra"
+CR = "Array creation"
+CV = "Conversion"
+ST = "Statistics"
+SG = "Signal and geometry"
+
+_NAN_REDUCE = {"where": COMMON_REFUSALS["where"]}
+_LA32 = " float32 results agree with NumPy to about 1e-4 relative (different LAPACK paths)."
+
+
+def _f(name, torch, category, note="", refuse=None, kind="function", aliases=()):
+    return Entry(
+        name="numpy." + name,
+        torch=torch,
+        category=category,
+        kind=kind,
+        refuse=dict(refuse or {}),
+        aliases=tuple("numpy." + a for a in aliases),
+        note=note,
+    )
+
+
+_Q_NOTE = ("Only method='linear' (NumPy's default); q must be a constant. Same interpolation "
+           "formula as NumPy (lerp from both ends), NaN in a slice gives NaN.")
+
+EXTENDED = [
+    # statistics
+    _f("median", "torch.sort", ST, "Sorts and averages the middle pair as NumPy does; NaN in a slice gives NaN."),
+    _f("percentile", "torch.sort", ST, _Q_NOTE),
+    _f("quantile", "torch.sort", ST, _Q_NOTE),
+    _f("average", "torch.sum", ST, "weights= and returned= supported; dtype follows NumPy (ints average in float64)."),
+    _f("nansum", "torch.sum", R, "NaNs count as zero.", _NAN_REDUCE),
+    _f("nanprod", "torch.prod", R, "NaNs count as one.", _NAN_REDUCE),
+    _f("nanmean", "torch.sum", R, "All-NaN slices give NaN (NumPy also warns).", _NAN_REDUCE),
+    _f("nanmax", "torch.amax", R, "All-NaN slices give NaN (NumPy also warns).", _NAN_REDUCE),
+    _f("nanmin", "torch.amin", R, "All-NaN slices give NaN (NumPy also warns).", _NAN_REDUCE),
+    _f("nancumsum", "torch.cumsum", R, "NaNs count as zero."),
+    _f("nancumprod", "torch.cumprod", R, "NaNs count as one."),
+    # signal and geometry
+    _f("interp", "torch.searchsorted", SG,
+       "Same slope formula and NaN fallbacks as NumPy's C loop; period= is refused. "
+       "Always float64, as NumPy."),
+    _f("unwrap", "torch.remainder", SG, "Follows NumPy's algorithm step by step (float inputs)."),
+    _f("diff", "torch.sub", SG, "n, axis, prepend, append; bool arrays use not_equal as NumPy."),
+    _f("ediff1d", "torch.sub", SG, "to_begin/to_end supported."),
+    _f("pad", "torch.index_select", S,
+       "Modes constant, edge, reflect, symmetric and wrap (reflect_type='even'); other modes are refused."),
+    _f("fliplr", "torch.flip", S, "Returns a copy in the graph: writes through the result do not reach the input."),
+    _f("flipud", "torch.flip", S, "Returns a copy in the graph: writes through the result do not reach the input."),
+    _f("rot90", "torch.rot90", S, "Returns a copy in the graph: writes through the result do not reach the input."),
+    _f("kron", "torch.kron", LA),
+    _f("diag", "torch.diag", LA),
+    _f("diagonal", "torch.diagonal", LA, "NumPy's result is a read-only view; the graph's is a copy."),
+    _f("meshgrid", "torch.meshgrid", CR, "indexing='xy'/'ij' and sparse= supported."),
+    _f("searchsorted", "torch.searchsorted", SEL, "side= and sorter= supported; NaN sorts last as in NumPy."),
+    _f("digitize", "torch.searchsorted", SEL, "Increasing or decreasing bins, right= supported."),
+    _f("isin", "torch.eq", C, "Compares against every test element (broadcast), so keep test_elements small."),
+    _f("argpartition", "torch.argsort", SEL,
+       "Recorded as a stable full argsort, and traced eagerly the same way: the kth element and the "
+       "partition guarantee hold, but the order inside each side is the sorted one, not NumPy's "
+       "(unspecified) introselect order."),
+    _f("partition", "torch.sort", SEL,
+       "Recorded as a full sort (traced eagerly the same way): NumPy's guarantees hold; the order "
+       "inside each side is sorted."),
+    _f("put_along_axis", "torch.scatter", SEL,
+       "In place, recorded functionally. With repeated indices the last write wins as in NumPy on CPU.",
+       kind="inplace"),
+    _f("copyto", "torch.where", SEL, "In place (dst), recorded functionally; where= supported.", kind="inplace"),
+    _f("putmask", "torch.where", SEL, "In place, recorded functionally; values repeat as in NumPy.",
+       kind="inplace"),
+    _f("fill_diagonal", "torch.where", SEL, "In place, recorded functionally; wrap= supported.", kind="inplace"),
+    _f("flatnonzero", "torch.nonzero", SEL, "Output size follows the data."),
+    _f("argwhere", "torch.nonzero", SEL, "Output size follows the data."),
+    _f("tri", "torch.tril", CR),
+    _f("fix", "torch.trunc", A, "Rounds toward zero; integers unchanged."),
+    _f("angle", "torch.atan2", A, "Real inputs: 0 or pi (float64 for ints), as NumPy."),
+    _f("isneginf", "torch.isneginf", C),
+    _f("isposinf", "torch.isposinf", C),
+    _f("isreal", "torch.ones_like", C),
+    _f("iscomplex", "torch.zeros_like", C),
+    _f("real", "torch.real", CV),
+    _f("imag", "torch.imag", CV),
+    _f("broadcast_arrays", "torch.broadcast_to", S),
+    _f("dstack", "torch.cat", S),
+    _f("hsplit", "torch.tensor_split", S),
+    _f("vsplit", "torch.tensor_split", S),
+    _f("dsplit", "torch.tensor_split", S),
+    _f("rollaxis", "torch.movedim", S),
+    _f("append", "torch.cat", S),
+    _f("vdot", "torch.vdot", LA, "Flattens both arguments, as NumPy."),
+    # linear algebra
+    _f("linalg.inv", "torch.linalg.inv", LA, "Integers are inverted in float64." + _LA32),
+    _f("linalg.det", "torch.linalg.det", LA, _LA32.strip()),
+    _f("linalg.slogdet", "torch.linalg.slogdet", LA, _LA32.strip()),
+    _f("linalg.solve", "torch.linalg.solve", LA, "b is a vector only when b.ndim == 1, as NumPy 2." + _LA32),
+    _f("linalg.pinv", "torch.linalg.pinv", LA, "rcond/rtol as NumPy (cut-off relative to the largest "
+       "singular value)." + _LA32),
+    _f("linalg.cholesky", "torch.linalg.cholesky", LA, "Lower (or upper=True) factor; unique." + _LA32),
+    _f("linalg.qr", "torch.linalg.qr", LA,
+       "Modes reduced, complete, r. Q and R are unique only up to the signs of Q's columns and R's "
+       "rows; torch on CPU uses the same LAPACK Householder routine as NumPy and gives the same "
+       "signs, other backends may flip them (Q @ R is the same)." + _LA32),
+    _f("linalg.eigh", "torch.linalg.eigh", LA,
+       "Eigenvalues (ascending) are unique and match NumPy. Eigenvectors are unique only up to sign "
+       "(and to rotation within repeated eigenvalues); leapp does not renormalise them, so compare "
+       "V @ diag(w) @ V.T or |V| rather than V." + _LA32),
+    _f("linalg.eigvalsh", "torch.linalg.eigvalsh", LA, "Ascending, as NumPy." + _LA32),
+    _f("linalg.svd", "torch.linalg.svd", LA,
+       "Singular values are unique and match NumPy; U and Vh are unique only up to paired signs of "
+       "singular vectors, so compare U * S @ Vh rather than U or Vh. compute_uv=False gives svdvals."
+       + _LA32),
+    _f("linalg.svdvals", "torch.linalg.svdvals", LA, _LA32.strip()),
+    _f("linalg.matrix_rank", "torch.linalg.matrix_rank", LA, "NumPy's default tolerance (S.max() * max(M, N) * eps)."),
+    _f("linalg.matrix_power", "torch.linalg.matrix_power", LA, "Non-negative integer powers by repeated "
+       "squaring (exact for integer matrices); negative powers invert first."),
+    _f("linalg.multi_dot", "torch.linalg.multi_dot", LA),
+    _f("linalg.vector_norm", "torch.linalg.vector_norm", LA),
+    _f("linalg.matrix_norm", "torch.linalg.matrix_norm", LA),
+    _f("linalg.matrix_transpose", "torch.transpose", LA, aliases=("matrix_transpose",)),
+    _f("linalg.diagonal", "torch.diagonal", LA),
+    _f("linalg.trace", "torch.diagonal", LA),
+    _f("linalg.outer", "torch.outer", LA),
+    _f("linalg.cross", "torch.linalg.cross", LA),
+    _f("linalg.matmul", "torch.matmul", LA),
+    _f("linalg.tensordot", "torch.tensordot", LA),
+    _f("linalg.vecdot", "torch.linalg.vecdot", LA, aliases=("vecdot",)),
+]
+
+# Methods that are the function of the same name with ``self`` first.
+EXTENDED_METHODS = [
+    Entry("ndarray." + n, f"(as numpy.{n})", cat, kind="method", same_as="numpy." + n)
+    for n, cat in (("argpartition", SEL), ("diagonal", LA), ("searchsorted", SEL))
+]
+
+# NumPy's scalar types called on an array: ``np.float32(x)`` is ``x.astype(np.float32)``
+# (a 0-d result for 0-d input). The types never reach NumPy's dispatch hooks; while a
+# session is open leapp swaps the ``numpy`` module attributes for subclasses that trace
+# the call and still work as dtypes and in isinstance checks.
+_SCALAR_CAST_NOTE = ("Traced as a cast while a session is open (names reached through the numpy "
+                     "module, e.g. np.float32(x)). While tracing, `x.dtype.type is np.float32` is "
+                     "False; compare dtypes with == instead.")
+SCALAR_TYPES = {
+    "bool": ("bool_",), "int8": ("byte",), "int16": ("short",), "int32": ("intc",),
+    "int64": ("int_", "intp", "long"), "uint8": ("ubyte",), "uint16": ("ushort",),
+    "uint32": ("uintc",), "uint64": ("uint", "uintp", "ulong"), "float16": ("half",),
+    "float32": ("single",), "float64": ("double",), "complex64": ("csingle",),
+    "complex128": ("cdouble",),
+}
+SCALAR_CASTS = [
+    _f(n, "torch.Tensor.to", CV, _SCALAR_CAST_NOTE, kind="scalar_type", aliases=aliases)
+    for n, aliases in SCALAR_TYPES.items()
+]
