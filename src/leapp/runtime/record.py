@@ -123,10 +123,20 @@ def report(trace, kind, call, loc, message, error_cls, warning_cls):
     trace.problems.append(Problem(kind, call, loc, message))
     if trace.strict:
         raise error_cls(message)
-    if loc is not None and not isinstance(loc, str):
-        warnings.warn_explicit(message, warning_cls, loc[0], loc[1], module=None)
-    else:
-        warnings.warn(message, warning_cls, stacklevel=4)
+    warn_at(message, warning_cls, loc)
+
+
+# Shared by every trace, so a warning at one source line is shown once under
+# Python's default filter even when the annotated code runs for many frames.
+_registry: dict = {}
+
+
+def warn_at(message, category, loc):
+    """Warn as if from the user's line (file and line of ``loc``)."""
+    if loc is None or isinstance(loc, str):
+        warnings.warn(message, category, stacklevel=4)
+        return
+    warnings.warn_explicit(message, category, loc[0], loc[1], registry=_registry)
 
 
 # --- views and in-place writes ------------------------------------------------
@@ -237,10 +247,7 @@ def untraced(trace, name, loc, result, entry=None):
     trace.problems.append(Problem("untraced", name, loc, f"{message}{detail}"))
     if trace.strict:
         raise UntracedCallError(f"{where}: {message}{detail}")
-    if loc is not None and not isinstance(loc, str):
-        warnings.warn_explicit(message, UntracedCallWarning, loc[0], loc[1], module=None)
-    else:
-        warnings.warn(message, UntracedCallWarning, stacklevel=4)
+    warn_at(message, UntracedCallWarning, loc)
     return mark_escaped(trace, name, loc, result)
 
 

@@ -105,6 +105,13 @@ def _ir(trace, x, loc):
 
 @impl("torch")
 def torch_op(m, func, args, kwargs):
+    # Tensor methods (t.mul, t.__add__) are descriptors of TensorBase that a Proxy
+    # is not an instance of: call them as methods, which FX records as call_method.
+    owner = getattr(func, "__objclass__", None)
+    if owner is not None and issubclass(torch.Tensor, owner) and args:
+        return getattr(args[0], func.__name__)(*args[1:], **kwargs)
+    if getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase.")) and args:
+        return getattr(args[0], func.__name__)(*args[1:], **kwargs)
     return func(*args, **kwargs)
 
 

@@ -195,6 +195,18 @@ class TracedNpArray(np.ndarray):
         node = trace.add("numpy.sort", (base, axis), None, self.dtype, self.shape, loc)
         record.write(trace, self, node, loc)
 
+    # --- printing: formatting reads the values, which must not record or escape --
+
+    def __repr__(self):
+        text = repr(_plain_view(self, _ndarray))
+        return "Traced" + text if text.startswith("array(") else text
+
+    def __str__(self):
+        return str(_plain_view(self, _ndarray))
+
+    def __format__(self, spec):
+        return format(_plain_view(self, _ndarray), spec)
+
     # --- values leaving the graph ------------------------------------------------
 
     def __bool__(self):
