@@ -14,7 +14,7 @@ def _zero_safe(op):
     def adapter(m, a, b, dtype=None, **kw):
         ufunc = getattr(np, m.name.split(".", 1)[1])
         loops = loop_dtypes(m, ufunc, (a, b), dtype)
-        x, y = m.cast(a, loops[0]), m.cast(b, loops[1])
+        x, y = m.tensor(m.cast(a, loops[0]), loops[0]), m.cast(b, loops[1])
         if loops[-1].kind not in "iub":
             return m.cast(m.mark(op(x, y), loops[-1], m.shape), m.dtype)
         if not isinstance(y, torch.fx.Proxy):
@@ -42,7 +42,7 @@ def _rounding(op):
         x = m.cast(x, loops[0])
         if loops[0].kind in "iub":
             return m.cast(x, m.dtype)
-        return m.cast(op(x), m.dtype)
+        return m.cast(m.mark(op(x), loops[-1], m.shape), m.dtype)
 
     return adapter
 
@@ -51,6 +51,25 @@ impl("numpy.floor")(_rounding(torch.floor))
 impl("numpy.ceil")(_rounding(torch.ceil))
 impl("numpy.trunc")(_rounding(torch.trunc))
 impl("numpy.rint")(_rounding(torch.round))
+
+
+@impl("numpy.absolute")
+def absolute(m, x, dtype=None, **kw):
+    loops = loop_dtypes(m, np.absolute, (x,), dtype)
+    x = m.cast(x, loops[0])
+    if loops[0].kind == "b":  # NumPy's bool loop is the identity; torch.abs has none
+        return m.cast(x, m.dtype)
+    return m.cast(m.mark(torch.abs(x), loops[-1], m.shape), m.dtype)
+
+
+@impl("numpy.sign")
+def sign(m, x, dtype=None, **kw):
+    loops = loop_dtypes(m, np.sign, (x,), dtype)
+    x = m.cast(x, loops[0])
+    out = torch.sign(x)
+    if loops[0].kind in "fc":  # torch.sign(nan) is 0, NumPy's is nan
+        out = torch.where(torch.isnan(x), x, out)
+    return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
 
 
 @impl("numpy.cbrt")
@@ -121,7 +140,7 @@ def _outer(op):
     def adapter(m, a, b, dtype=None, **kw):
         ufunc = getattr(np, m.name.split(".")[1])
         loops = loop_dtypes(m, ufunc, (a, b), dtype)
-        x, y = m.tensor(m.cast(a, loops[0])), m.cast(b, loops[1])
+        x, y = m.tensor(m.cast(a, loops[0]), loops[0]), m.cast(b, loops[1])
         extra = m.ndim(b)
         x = x.reshape(tuple(m.shape_of(a)) + (1,) * extra)
         return m.cast(op(x, y), m.dtype)
