@@ -1,0 +1,177 @@
+"""Parity of every ufunc entry, its operator spelling and NEP 50 promotion, against NumPy.
+
+One record per table ufunc (values and dtypes over float32/float64/int32/
+int64/bool and 0-d, empty and broadcasting shapes, Python/NumPy scalars and
+constants), then the operators (reflected and in-place) and the exact
+promotion cases from the issue list.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+from records import (
+    ALL,
+    BINARY,
+    F16,
+    F32,
+    F64,
+    FLOATS,
+    I8,
+    I32,
+    I64,
+    INTS,
+    NP,
+    PY,
+    U8,
+    UNARY,
+    WIDE,
+    B,
+    Const,
+    Rec,
+    cases,
+    covered,
+    run,
+)
+
+
+def _u(name, domain="normal", dtypes=ALL, shapes=UNARY):
+    return Rec("numpy." + name, getattr(np, name), shapes, dtypes, domain)
+
+
+def _b(name, domain="normal", dtypes=ALL, shapes=BINARY):
+    # every dtype with broadcasting, both Python-scalar sides and 0-d x 0-d
+    return Rec("numpy." + name, getattr(np, name), shapes, dtypes, domain, full=4)
+
+
+UNARY_RECORDS = [
+    *[_u(n) for n in ("negative", "positive", "absolute", "fabs", "sign", "square", "cbrt", "exp", "exp2",
+                      "expm1", "sin", "cos", "tan", "arctan", "sinh", "cosh", "tanh", "arcsinh", "deg2rad",
+                      "rad2deg", "radians", "degrees", "floor", "ceil", "trunc", "rint", "conjugate",
+                      "logical_not", "invert", "signbit")],
+    *[_u(n, "positive") for n in ("sqrt", "log", "log2", "log10", "log1p")],
+    *[_u(n, "unit") for n in ("arcsin", "arccos", "arctanh")],
+    _u("arccosh", "ge1"),
+    _u("reciprocal", "nonzero"),
+    *[_u(n, "edges", FLOATS + INTS + (B, F16)) for n in ("isnan", "isinf", "isfinite", "signbit")],
+    # odd dtypes (bool arithmetic, float16, int8, uint8) through a few representative ufuncs
+    *[Rec("numpy." + n, getattr(np, n), UNARY, WIDE, d, label="wide")
+      for n, d in (("negative", "normal"), ("absolute", "normal"), ("sqrt", "positive"), ("exp", "small"),
+                   ("floor", "normal"), ("sign", "normal"), ("invert", "normal"), ("square", "small"))
+      ],
+    # NaN, inf and -0.0 through the float math
+    *[Rec("numpy." + n, getattr(np, n), UNARY, FLOATS, "edges", label="edges")
+      for n in ("absolute", "sign", "sqrt", "log", "exp", "floor", "ceil", "trunc", "rint", "tanh",
+                "reciprocal", "square", "negative", "signbit", "cbrt")],
+]
+
+BINARY_RECORDS = [
+    *[_b(n) for n in ("add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod",
+                      "logaddexp", "logaddexp2", "arctan2", "hypot", "copysign", "heaviside", "nextafter",
+                      "maximum", "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal",
+                      "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
+                      "bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm")],
+    Rec("numpy.power", np.power, BINARY, ALL, ("normal", "small"), full=4),
+    Rec("numpy.float_power", np.float_power, BINARY, ALL, ("positive", "small"), full=4),
+    Rec("numpy.ldexp", np.ldexp, BINARY, ((F32, I32), (F64, I64), (F64, I32), (F32, I64)), ("normal", "small"),
+        full=4),
+    Rec("numpy.left_shift", np.left_shift, BINARY, INTS + (U8, I8), ("normal", "small"), full=4),
+    Rec("numpy.right_shift", np.right_shift, BINARY, INTS + (U8, I8), ("normal", "small"), full=4),
+    # mixed operand dtypes: int32 * float32 is float64, int64 + float32 float64, bool + int
+    *[Rec("numpy." + n, getattr(np, n), BINARY[:4], (mixed,), label="mixed", full=4)
+      for n in ("add", "multiply", "divide", "subtract", "maximum", "floor_divide", "remainder", "arctan2",
+                "hypot", "equal", "less")
+      for mixed in ((I32, F32), (I64, F32), (F32, F64), (I32, I64), (B, I32), (B, F32), (U8, I8), (F16, I32))],
+    # odd dtypes (float16, int8, uint8, bool) through the arithmetic
+    *[Rec("numpy." + n, getattr(np, n), BINARY[:4], WIDE, "normal", label="wide", full=1)
+      for n in ("add", "subtract", "multiply", "divide", "floor_divide", "remainder", "maximum",
+                "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and")],
+    # NaN and inf through the comparisons and float binaries
+    *[Rec("numpy." + n, getattr(np, n), BINARY[:3], FLOATS, "edges", label="edges")
+      for n in ("maximum", "minimum", "fmax", "fmin", "equal", "less", "greater_equal", "add", "divide",
+                "floor_divide", "remainder", "fmod", "arctan2", "hypot", "copysign", "logaddexp")],
+]
+
+# Operators: forward, reflected (a Python scalar on the left) and in-place.
+_OPS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul, "divide": operator.truediv,
+    "floor_divide": operator.floordiv, "remainder": operator.mod, "power": operator.pow,
+    "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+    "left_shift": operator.lshift, "right_shift": operator.rshift, "equal": operator.eq,
+    "not_equal": operator.ne, "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "matmul": None,
+}
+_IOPS = {
+    "add": operator.iadd, "subtract": operator.isub, "multiply": operator.imul, "divide": operator.itruediv,
+    "floor_divide": operator.ifloordiv, "remainder": operator.imod, "power": operator.ipow,
+    "bitwise_and": operator.iand, "bitwise_or": operator.ior, "bitwise_xor": operator.ixor,
+    "left_shift": operator.ilshift, "right_shift": operator.irshift,
+}
+_SMALL_RIGHT = {"power", "left_shift", "right_shift"}
+
+
+def _inplace(op):
+    def fn(a, b):
+        y = a.copy() if isinstance(a, np.ndarray) else a
+        y = op(y, b)
+        return y
+
+    return fn
+
+
+OPERATOR_RECORDS = [
+    *[Rec("numpy." + n, op, BINARY, ALL, ("normal", "small") if n in _SMALL_RIGHT else "normal", label="op",
+          full=3)
+      for n, op in _OPS.items() if op is not None],
+    *[Rec("numpy." + n, _inplace(op), (((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), PY), ((3, 4), NP),
+                                       ((0,), (0,)), ((), ()), ((4,), Const((4,)))),
+          ALL + ((F32, F64), (F32, I64), (I32, I64)),
+          ("normal", "small") if n in _SMALL_RIGHT else "normal", label="inplace")
+      for n, op in _IOPS.items()],
+    Rec("numpy.negative", operator.neg, UNARY, ALL, label="op"),
+    Rec("numpy.positive", operator.pos, UNARY, ALL, label="op"),
+    Rec("numpy.absolute", abs, UNARY, ALL, label="op"),
+    Rec("numpy.invert", operator.invert, UNARY, ALL, label="op"),
+]
+
+
+# The exact-semantics list of issue 2, each spelled as a user would write it.
+MEAN64 = np.array([0.5, -1.25, 2.0, 3.5], dtype=np.float64)
+
+
+def _isub_mean(y):
+    y = y.copy()
+    y -= MEAN64
+    return y
+
+
+SEMANTICS_RECORDS = [
+    Rec("numpy.multiply", lambda a: a * np.float64(2), (((4,),), ((),)), (F32,), label="f32*np.float64"),
+    Rec("numpy.multiply", lambda a: a * 2.0, (((4,),), ((),)), (F32, F16), label="f32*2.0"),
+    Rec("numpy.multiply", lambda a: a * np.float32(2), (((4,),),), (I32, I64, F16), label="int*np.float32"),
+    Rec("numpy.add", lambda a: a + 1, (((4,),),), (I8, U8, I32), label="int8+1"),
+    Rec("numpy.add", lambda a: a + 1.5, (((4,),),), (I32, I64, B), label="int+1.5"),
+    Rec("numpy.subtract", _isub_mean, (((3, 4),), ((4,),)), (F32,), label="isub MEAN64"),
+    Rec("numpy.divide", lambda a, b: a / b, (((6,), (6,)),), (I32, I64, B), label="int/int"),
+    Rec("numpy.floor_divide", lambda a, b: a // b, (((6,), (6,)),), (I32, I64),
+        rng=("normal", "small"), label="int//zero"),
+    Rec("numpy.remainder", lambda a, b: a % b, (((6,), (6,)),), (I32, I64),
+        rng=("normal", "small"), label="int%zero"),
+    Rec("numpy.fmod", np.fmod, (((6,), (6,)),), (I32, I64), rng=("normal", "small"), label="int fmod zero"),
+    Rec("numpy.floor_divide", lambda a: a // 0, (((6,),),), (I32, I64, F32), label="//0"),
+    Rec("numpy.remainder", lambda a: a % 0, (((6,),),), (I32, I64, F32), label="%0"),
+    Rec("numpy.arctan2", np.arctan2, (((5,), (5,)),), (I64, I32, B), label="int"),
+    Rec("numpy.hypot", np.hypot, (((5,), (5,)),), (I64, I32, B), label="int"),
+    Rec("numpy.bitwise_and", lambda a, b: (a & b, a | b, a ^ b, ~a), (((5,), (5,)),), INTS + (B, U8),
+        label="bitwise vs logical"),
+]
+
+RECORDS = UNARY_RECORDS + BINARY_RECORDS + OPERATOR_RECORDS + SEMANTICS_RECORDS
+COVERED = covered(RECORDS)
+
+
+@pytest.mark.parametrize("rec, dtypes, shapes", cases(RECORDS))
+def test_ufunc_parity(rec, dtypes, shapes):
+    run(rec, dtypes, shapes)
