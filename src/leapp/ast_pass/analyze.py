@@ -167,7 +167,7 @@ def _walk_auto(walker, body, scope, prefix, in_class, owner, lines, marks, inclu
             found |= _walk_auto(walker, stmt.body, scope, prefix + stmt.name + ".", True, owner,
                                 lines, marks, include)
         elif isinstance(stmt, _COMPOUND):
-            for part in (stmt.body, stmt.orelse, getattr(stmt, "finalbody", []),
+            for part in (stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", []),
                          *(h.body for h in getattr(stmt, "handlers", []))):
                 found |= _walk_auto(walker, part, scope, prefix, in_class, owner, lines, marks, include)
     return found
