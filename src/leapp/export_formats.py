@@ -14,6 +14,7 @@ exporter, byte-deterministic. ``dynamo`` selects ``torch.export`` + onnxscript.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -71,9 +72,45 @@ def write_torchscript(module, args, path, **_):
 
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
-        scripted = torch.jit.trace(module, args, check_trace=False)
+        # A fresh compilation unit: the global one mangles class names with a counter that
+        # grows with every export in the process, and the names end up in the file.
+        scripted = torch.jit.trace(module, args, check_trace=False,
+                                   _compilation_unit=torch._C.CompilationUnit())
         torch.jit.save(scripted, path)
+    _normalize_torchscript(path)
     return "torch.jit.trace"
+
+
+_MANGLE = re.compile(rb"[./]___torch_mangle_\d+(?=[.\n])")
+
+
+def _normalize_torchscript(path):
+    """Make the archive's bytes a function of the graph alone.
+
+    TorchScript names a class ``___torch_mangle_<n>`` with a counter that grows
+    with every export in the process, keeps debug tables that name
+    ``<eval_with_key>.<n>`` (another counter), and writes a random
+    ``serialization_id``. The archive is rewritten without those: mangling
+    suffixes dropped (each load uses its own compilation unit, so the plain
+    name is free), debug tables dropped (only error messages use them), the
+    id derived from the contents.
+    """
+    import zipfile
+    import zlib
+
+    with zipfile.ZipFile(path) as archive:
+        records = [(i.filename, archive.read(i)) for i in archive.infolist()
+                   if not i.filename.endswith(".debug_pkl")]
+    records = [(_MANGLE.sub(b"", n.encode()).decode(), _MANGLE.sub(b"", data)) for n, data in records]
+    digest = 0
+    for name, data in records:
+        if not name.endswith(".data/serialization_id"):
+            digest = zlib.crc32(data, zlib.crc32(name.encode(), digest))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for name, data in records:
+            if name.endswith(".data/serialization_id"):
+                data = f"{digest:0{len(data)}d}".encode()[: len(data)]
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
 
 
 def load_torchscript(path, input_names):

@@ -1,0 +1,178 @@
+"""Export round trips (onnxruntime, TorchScript, pt2), determinism, atomicity, dynamic batch."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+
+import numpy as np
+import pytest
+
+import leapp
+from leapp import export_formats
+from leapp.errors import ExportError
+from leapp.examples import robot_obs
+from leapp.export import export_node, export_pipeline
+from leapp.runtime.tracing import trace_function
+
+
+def _trace(fn, inputs):
+    names = list(inputs)
+    return trace_function(fn, tuple(inputs.values()), {}, names=names, strict=True).node
+
+
+@pytest.fixture(scope="module")
+def robot():
+    inputs = robot_obs.example_inputs(batch=2)
+    names = list(inspect.signature(robot_obs.step).parameters)
+    return _trace(robot_obs.step, {n: inputs[n] for n in names}), inputs
+
+
+def _ort(path, inputs):
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()],
+                    session.run(None, {i.name: inputs[i.name] for i in session.get_inputs()}), strict=True))
+
+
+def test_robot_onnx_with_dynamic_batch_runs_in_onnxruntime(robot, tmp_path):
+    node, inputs = robot
+    path = tmp_path / "robot.onnx"
+    description = export_node(node, path, "onnx", dynamic_batch=True, example_inputs=inputs)
+    for batch in (1, 7):  # neither is the traced batch size
+        fresh = robot_obs.example_inputs(batch=batch, seed=batch)
+        got, want = _ort(str(path), fresh), robot_obs.step(**fresh)
+        for key, value in want.items():
+            assert got["output_" + key].dtype == value.dtype and got["output_" + key].shape == value.shape
+            np.testing.assert_allclose(got["output_" + key], value, rtol=1e-5, atol=1e-5)
+    on_disk = json.loads((tmp_path / "robot.onnx.json").read_text())
+    assert on_disk == description
+    assert on_disk["leapp_version"] == leapp.__version__
+    quat = on_disk["inputs"][0]
+    assert quat == {"name": "base_quat", "dtype": "float32", "shape": ["batch", 4], "dynamic_dims": [0]}
+    upright = on_disk["outputs"][-1]
+    assert (upright["name"], upright["dtype"], upright["shape"]) == ("output_upright", "bool", ["batch"])
+
+
+def _mixed(i, f):
+    total = i.sum(axis=-1)  # a reduction, int64
+    return {
+        "count": total,
+        "over": total > 2.5,  # int compared with a float literal
+        "under": f < 1,  # float compared with an int literal
+        "mixed": f.max() > i.min(),  # float 0-d against int64 0-d: the case ORT refused
+        "masked": np.where(i > 0, f, 0.0),
+        "flags": (i % 2 == 0) & (f > 0),
+    }
+
+
+def test_int_bool_reduction_and_mixed_comparisons_through_onnxruntime(tmp_path):
+    rng = np.random.default_rng(0)
+    inputs = {"i": rng.integers(-3, 4, (3, 4)).astype(np.int64), "f": rng.normal(size=(3, 4)).astype(np.float32)}
+    node = _trace(_mixed, inputs)
+    path = str(tmp_path / "mixed.onnx")
+    export_node(node, path, "onnx")
+    fresh = {"i": rng.integers(-3, 4, (3, 4)).astype(np.int64), "f": rng.normal(size=(3, 4)).astype(np.float32)}
+    got, want = _ort(path, fresh), _mixed(**fresh)
+    for key, value in want.items():
+        value = np.asarray(value)
+        assert got["output_" + key].dtype == value.dtype, key
+        np.testing.assert_array_equal(got["output_" + key], value)
+
+
+@pytest.mark.parametrize("fmt", ["torchscript", "pt2"])
+def test_torch_formats_round_trip(robot, tmp_path, fmt):
+    import torch
+
+    node, inputs = robot
+    path = str(tmp_path / f"robot.{fmt}")
+    export_node(node, path, fmt, example_inputs=inputs)
+    loaded = torch.jit.load(path) if fmt == "torchscript" else torch.export.load(path).module()
+    fresh = robot_obs.example_inputs(batch=2, seed=11)
+    names = list(inspect.signature(robot_obs.step).parameters)
+    got = loaded(*[torch.from_numpy(fresh[n]) for n in names])
+    for value, (key, want) in zip(got, robot_obs.step(**fresh).items(), strict=True):
+        np.testing.assert_allclose(value.numpy(), want, rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript", "pt2"])
+def test_artifacts_are_byte_identical_on_re_export(robot, tmp_path, fmt):
+    node, inputs = robot
+    blobs = []
+    for folder in ("a", "b"):
+        path = tmp_path / folder / f"robot.{fmt}"
+        export_node(node, path, fmt, example_inputs=inputs, check=False)
+        blobs.append((path.read_bytes(), (tmp_path / folder / f"robot.{fmt}.json").read_bytes()))
+    assert blobs[0] == blobs[1]
+
+
+def test_a_failed_check_leaves_no_artifact(robot, tmp_path, monkeypatch):
+    node, inputs = robot
+    real = export_formats.LOADERS["onnx"]
+
+    def off_by_a_bit(path, names):
+        run = real(path, names)
+        return lambda feed: [o + 1 if o.dtype.kind == "f" else o for o in run(feed)]
+
+    monkeypatch.setitem(export_formats.LOADERS, "onnx", off_by_a_bit)
+    with pytest.raises(ExportError, match="disagrees with NumPy on output 'output_policy_input'"):
+        export_node(node, tmp_path / "robot.onnx", "onnx", example_inputs=inputs)
+    assert os.listdir(tmp_path) == []  # no artifact, no description, no staging folder
+
+
+def test_a_failed_write_leaves_no_artifact(robot, tmp_path, monkeypatch):
+    node, inputs = robot
+
+    def half_written(module, args, path, **_):
+        with open(path, "wb") as f:
+            f.write(b"\x08\x07half")
+        raise RuntimeError("disk full")
+
+    monkeypatch.setitem(export_formats.WRITERS, "onnx", half_written)
+    with pytest.raises(ExportError, match="onnx export of node 'step' failed: RuntimeError: disk full"):
+        export_node(node, tmp_path / "robot.onnx", "onnx", example_inputs=inputs)
+    assert os.listdir(tmp_path) == []
+
+
+BASIS = np.ones((2, 3), dtype=np.float32)
+
+
+def _pinned(x):
+    return x * np.broadcast_to(BASIS[:1], x.shape)  # x.shape is read as numbers: the batch is fixed
+
+
+def test_dynamic_batch_names_the_op_that_pins_the_batch(tmp_path):
+    node = _trace(_pinned, {"x": np.ones((2, 3), dtype=np.float32)})
+    with pytest.raises(ExportError) as info:
+        export_node(node, tmp_path / "p.onnx", "onnx", dynamic_batch=True)
+    message = str(info.value)
+    line = inspect.getsourcelines(_pinned)[1] + 1
+    assert "dynamic batch" in message and f"test_export.py:{line}" in message, message
+    assert os.listdir(tmp_path) == []
+
+
+def _positives(x):
+    return x[x > 0]
+
+
+def test_data_dependent_sizes_are_carried_by_onnx(tmp_path):
+    node = _trace(_positives, {"x": np.array([-1.0, 2.0, 3.0, -4.0], dtype=np.float32)})
+    path = str(tmp_path / "pos.onnx")
+    export_node(node, path, "onnx")  # the check runs fresh inputs with other counts of positives
+    x = np.array([5.0, -1.0, 6.0, 7.0], dtype=np.float32)
+    np.testing.assert_array_equal(_ort(path, {"x": x})["output"], [5.0, 6.0, 7.0])
+
+
+def test_export_pipeline_writes_every_node_and_the_edges(tmp_path):
+    from .two_nodes import build
+
+    pipeline = build()
+    description = export_pipeline(pipeline, tmp_path, format="torchscript")
+    edge = {"from_node": "scale", "from_output": "y", "to_node": "shift", "to_input": "y"}
+    assert description["edges"] == [edge]
+    assert json.loads((tmp_path / "pipeline.json").read_text()) == description
+    assert sorted(os.listdir(tmp_path)) == ["pipeline.json", "scale.pt", "scale.pt.json",
+                                            "shift.pt", "shift.pt.json"]
+    assert json.loads((tmp_path / "shift.pt.json").read_text())["edges"] == [edge]
