@@ -151,8 +151,13 @@ def _run_rewrite(args) -> int:
     return status
 
 
-# Issue 4 adds "compile" here.
-SUBCOMMANDS = {"lint": _register_lint, "rewrite": _register_rewrite}
+def _register_compile(sub) -> None:
+    from leapp.main_job import register  # imports neither torch nor numpy until it runs
+
+    register(sub)
+
+
+SUBCOMMANDS = {"lint": _register_lint, "rewrite": _register_rewrite, "compile": _register_compile}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,179 @@
+"""``leapp compile FILE:FUNCTION --inputs example.npz --out DIR``: the main job, end to end.
+
+Steps, each printed as one short section: lint the function (and the
+functions of its module it calls) with the static pass; compile it with
+``leapp.compile`` on the example inputs; print the cross-check report;
+validate the graph against NumPy on fresh inputs; run the graph passes;
+export ONNX (checked in onnxruntime by ``leapp.export``); print the graph.
+Without FILE:FUNCTION it runs the built-in example
+``leapp.examples.robot_obs:step`` on its ``example_inputs()``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+import time
+import types
+
+DEFAULT_TARGET = "leapp.examples.robot_obs:step"
+
+
+def register(sub) -> None:
+    p = sub.add_parser("compile", help="lint, trace, validate and export a NumPy function",
+                       description="Lint, trace, validate and export a NumPy function "
+                                   "(default: the built-in robot observation example).")
+    p.add_argument("target", nargs="?", default=DEFAULT_TARGET, metavar="FILE:FUNCTION",
+                   help=f"a .py file (or module) and function (default: {DEFAULT_TARGET})")
+    p.add_argument("--inputs", default=None, metavar="NPZ",
+                   help="example inputs, one array per parameter name (default for the built-in "
+                        "example: its example_inputs())")
+    p.add_argument("--out", default="leapp_out", metavar="DIR", help="where artifacts go")
+    p.add_argument("--format", choices=["onnx", "torchscript", "pt2"], default="onnx")
+    p.add_argument("--dynamic-batch", action="store_true", help="export with a free leading dimension")
+    p.add_argument("--validate", type=int, default=3, metavar="N", help="fresh inputs to validate on")
+    p.add_argument("--no-graph", action="store_true", help="do not print the graph")
+    p.set_defaults(run=run)
+
+
+def load_function(target):
+    """``path/to/file.py:fn`` or ``package.module:fn`` -> (function, module)."""
+    where, sep, name = target.rpartition(":")
+    if not sep or not where or not name:
+        raise ValueError(f"expected FILE:FUNCTION, got {target!r}")
+    if where.endswith(".py") or os.sep in where:
+        if not os.path.isfile(where):
+            raise ValueError(f"no such file: {where}")
+        module_name = "_leapp_main_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(where))
+        spec = importlib.util.spec_from_file_location(module_name, where)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # inspect.getsource needs the module registered
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise ValueError(f"{where} has no function {name!r}")
+    return fn, module
+
+
+def _called_functions(fn, module):
+    """``fn`` and the module-level functions it reaches by name (they run traced too)."""
+    seen, stack = [], [fn]
+    while stack:
+        f = stack.pop()
+        if f.__name__ in seen:
+            continue
+        seen.append(f.__name__)
+        for name in f.__code__.co_names:
+            g = getattr(module, name, None)
+            if isinstance(g, types.FunctionType) and g.__module__ == module.__name__:
+                stack.append(g)
+    return tuple(seen)
+
+
+def _load_inputs(args, fn, module):
+    import numpy as np
+
+    if args.inputs:
+        with np.load(args.inputs) as data:
+            inputs = {k: data[k] for k in data.files}
+    elif hasattr(module, "example_inputs"):
+        inputs = module.example_inputs()
+    else:
+        raise ValueError("--inputs example.npz is needed (the module has no example_inputs())")
+    params = list(inspect.signature(fn).parameters)
+    missing = [p for p in params if p not in inputs]
+    if missing:
+        raise ValueError(f"the inputs lack {missing}; they hold {sorted(inputs)}")
+    return {p: inputs[p] for p in params}
+
+
+def _fresh(module, inputs, k):
+    """Fresh inputs: the module's example_inputs(seed=k) when it has one, else a perturbed copy."""
+    import numpy as np
+
+    if hasattr(module, "example_inputs"):
+        try:
+            batch = len(next(iter(inputs.values())))
+            fresh = module.example_inputs(batch=batch, seed=100 + k)
+            if all(np.shape(fresh[n]) == np.shape(v) for n, v in inputs.items()):
+                return {n: fresh[n] for n in inputs}
+        except TypeError:
+            pass
+    rng = np.random.default_rng(100 + k)
+    out = {}
+    for n, v in inputs.items():
+        v = np.asarray(v)
+        if v.dtype.kind == "f":
+            v = (v + rng.normal(0.0, 0.1, v.shape) * (np.abs(v) + 0.1)).astype(v.dtype)
+        out[n] = v
+    return out
+
+
+def run(args) -> int:
+    import leapp
+
+    from .ast_pass import analyze_source
+    from .errors import LeappError
+
+    t0 = time.perf_counter()
+    fn, module = load_function(args.target)
+    path = inspect.getsourcefile(fn)
+    inputs = _load_inputs(args, fn, module)
+    shapes = ", ".join(f"{k} {v.dtype}{list(v.shape)}" for k, v in inputs.items())
+    print(f"leapp compile {module.__name__}:{fn.__name__}  ({path})")
+    print(f"inputs: {shapes}")
+
+    functions = _called_functions(fn, module)
+    with open(path, encoding="utf-8") as f:
+        analysis = analyze_source(f.read(), path, include_functions=functions)
+    print(f"\n[1/5] lint: {len(analysis.diagnostics)} finding(s) in {', '.join(functions)}; "
+          f"{len(analysis.sites)} NumPy call site(s)")
+    for d in analysis.diagnostics:
+        print(f"  {d.path}:{d.line}:{d.col}: {d.code} {d.message}")
+
+    try:
+        cf = leapp.compile(fn, strict=True)
+        cf.trace(**inputs)
+    except LeappError as exc:
+        print(f"\n[2/5] compile FAILED: {exc}")
+        return 1
+    node = cf._latest().node
+    print(f"\n[2/5] compile: {len(node.graph_module.graph.nodes)} FX nodes, "
+          f"outputs {', '.join(node.output_names)}")
+    print("  " + cf.format_report().replace("\n", "\n  "))
+
+    failures = 0
+    for k in range(args.validate):
+        validation = cf.validate(**_fresh(module, inputs, k))
+        failures += len(validation.failures)
+    verdict = "passed" if not failures else f"FAILED ({failures} mismatch(es))"
+    print(f"\n[3/5] validation on {args.validate} fresh input(s): {verdict}")
+    if failures:
+        print("  " + validation.describe().replace("\n", "\n  "))
+        return 1
+
+    report = node.optimize()
+    print(f"\n[4/5] {report.describe()}")
+
+    from .export import export_node
+    from .export_formats import EXTENSIONS
+
+    artifact = os.path.join(args.out, f"{fn.__name__}{EXTENSIONS[args.format]}")
+    try:
+        description = export_node(node, artifact, args.format, dynamic_batch=args.dynamic_batch,
+                                  example_inputs=inputs)
+    except LeappError as exc:
+        print(f"\n[5/5] export FAILED: {exc}")
+        return 1
+    checked = "onnxruntime" if args.format == "onnx" else "loaded and run"
+    print(f"\n[5/5] export: {artifact} (+ .json), {description['exporter']} exporter; "
+          f"{checked} agrees with NumPy on fresh inputs")
+    if not args.no_graph:
+        print("\ngraph:")
+        print(node.graph_module.graph)
+    print(f"done in {time.perf_counter() - t0:.1f} s")
+    return 0
