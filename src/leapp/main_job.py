@@ -120,9 +120,13 @@ def run(args) -> int:
     from .errors import LeappError
 
     t0 = time.perf_counter()
-    fn, module = load_function(args.target)
-    path = inspect.getsourcefile(fn)
-    inputs = _load_inputs(args, fn, module)
+    try:
+        fn, module = load_function(args.target)
+        path = inspect.getsourcefile(fn)
+        inputs = _load_inputs(args, fn, module)
+    except (ValueError, OSError, ImportError) as exc:
+        print(f"leapp compile: error: {exc}", file=sys.stderr)
+        return 2
     shapes = ", ".join(f"{k} {v.dtype}{list(v.shape)}" for k, v in inputs.items())
     print(f"leapp compile {module.__name__}:{fn.__name__}  ({path})")
     print(f"inputs: {shapes}")
