@@ -39,8 +39,15 @@ def torch_callable(dotted: str):
 
 
 def loop_dtypes(m, ufunc, inputs, dtype=None):
-    """NumPy's resolved loop dtypes for these operands (NEP 50 included)."""
-    sig = tuple(m.np_dtype(x) for x in inputs)
+    """NumPy's resolved loop dtypes for these operands (NEP 50 included).
+
+    Lowering hands adapters NumPy scalars as Python numbers, which are weak;
+    the recorded operand says whether it was a (strongly typed) NumPy scalar:
+    float16 - np.float64(0.5) computes in float64.
+    """
+    raw = getattr(getattr(m, "node", None), "args", None) or ()
+    sig = tuple(raw[i].dtype if i < len(raw) and isinstance(raw[i], np.generic) else m.np_dtype(x)
+                for i, x in enumerate(inputs))
     outs = (np.dtype(dtype),) * ufunc.nout if dtype is not None else (None,) * ufunc.nout
     return ufunc.resolve_dtypes(sig + outs)
 

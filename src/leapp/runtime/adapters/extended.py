@@ -319,3 +319,33 @@ def _cast(m, x):
 for _name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
               "float16", "float32", "float64", "complex64", "complex128"):
     impl("numpy." + _name)(_cast)
+
+
+# --- comparisons with Python ints outside the array's integer range ----------------
+
+
+def _comparison(name):
+    def adapter(m, *inputs, **kw):
+        from . import generic_ufunc
+
+        dtypes = [m.np_dtype(x) for x in inputs]
+        fixed = list(inputs)
+        for i, x in enumerate(inputs):
+            other = dtypes[1 - i]
+            if type(x) is int and isinstance(other, np.dtype) and other.kind in "iu":
+                info = np.iinfo(other)
+                if not info.min <= x <= info.max:
+                    # NumPy 2 compares the exact values (uint8 < -3 is all False);
+                    # int64 holds both sides unless the array is uint64
+                    wide = np.uint64 if other == np.uint64 else np.int64
+                    fixed[1 - i] = m.cast(inputs[1 - i], wide)
+                    if not np.iinfo(wide).min <= x <= np.iinfo(wide).max:
+                        fixed[i] = float(x)
+                        fixed[1 - i] = m.cast(inputs[1 - i], np.float64)
+        return generic_ufunc(name)(m, *fixed, **kw)
+
+    return adapter
+
+
+for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+    impl("numpy." + _name)(_comparison("numpy." + _name))

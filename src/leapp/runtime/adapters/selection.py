@@ -40,6 +40,14 @@ def clip(m, a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
     x = m.cast(a, m.dtype)
     lo = None if lo is None else m.cast(lo, m.dtype)
     hi = None if hi is None else m.cast(hi, m.dtype)
+    if m.dtype == np.bool_:
+        # torch.clamp has no bool kernel; False < True, so clamp as uint8
+        lo = None if lo is None else m.tensor(lo, np.bool_).to(torch.uint8)
+        hi = None if hi is None else m.tensor(hi, np.bool_).to(torch.uint8)
+        out = m.tensor(x).to(torch.uint8)
+        out = out if lo is None else torch.maximum(out, lo)
+        out = out if hi is None else torch.minimum(out, hi)
+        return out.to(torch.bool)
     # torch.clamp takes two numbers or two tensors, not one of each
     if isinstance(lo, torch.fx.Proxy) != isinstance(hi, torch.fx.Proxy) and lo is not None and hi is not None:
         lo, hi = m.tensor(lo, m.dtype), m.tensor(hi, m.dtype)
@@ -64,6 +72,8 @@ def sort(m, a, axis=-1, kind=None, order=None, *, stable=None):
 @impl("numpy.argsort")
 def argsort(m, a, axis=-1, kind=None, order=None, *, stable=None):
     x, dim = _sort_input(m, a, axis)
+    if m.ndim(a) == 0:  # NumPy sorts a 0-d array as one element: shape (1,)
+        x = x.reshape(1)
     return torch.argsort(x, dim=dim, stable=True)
 
 

@@ -1,0 +1,54 @@
+"""One fuzz case: trace a generated program on one input, compare with NumPy on fresh ones."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+
+from . import programs
+
+
+def check_program(seed, n_fresh=3, max_steps=6):
+    """Run program ``seed``; return None when the graph matches NumPy, else a description."""
+    from parity import _flat, assert_same
+
+    from leapp.errors import LeappInternalWarning
+    from leapp.runtime.tracing import trace_function
+
+    rnd = random.Random(seed)
+    specs, steps = programs.generate(rnd, max_steps=max_steps)
+    sample = [programs.fresh(rnd, s, d) for s, d in specs]
+
+    def fn(*xs):
+        return programs.run(specs, steps, *xs)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("error", LeappInternalWarning)
+        try:
+            want0 = fn(*[np.array(x, copy=True) for x in sample])
+        except Exception:
+            return None  # the sample makes NumPy itself raise (e.g. an empty argmax): not a program
+        traced = trace_function(fn, tuple(sample), {}, names=[f"a{i}" for i in range(len(sample))], strict=True)
+        cases = [sample] + [[programs.fresh(rnd, s, d) for s, d in specs] for _ in range(n_fresh)]
+        del want0
+        for k, case in enumerate(cases):
+            try:
+                want = _flat(fn(*[np.array(c, copy=True) for c in case]))
+            except Exception:
+                continue  # NumPy raises on this input (data-dependent error): nothing to compare
+            got = traced.node(**{f"a{i}": np.asarray(c) for i, c in enumerate(case)})
+            outs = [got[n] for n in traced.node.output_names]
+            for g, w in zip(outs, want):
+                assert_same(g, w, what=f"seed {seed} case {k}: ")
+    return None
+
+
+def describe(seed, max_steps=6):
+    rnd = random.Random(seed)
+    specs, steps = programs.generate(rnd, max_steps=max_steps)
+    return {"seed": seed, "inputs": [(list(s), d) for s, d in specs],
+            "steps": [(k, n, [(t, repr(v)) for t, v in a], {x: repr(y) for x, y in kw.items()})
+                      for k, n, a, kw in steps]}

@@ -1,0 +1,29 @@
+"""Mismatches the fuzzer found, each reduced to the construct that caused it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from parity import check
+
+U8 = np.array([[0, 3, 250], [7, 1, 2]], dtype=np.uint8)
+I64 = np.array([0, 1, -1, 2, -7], dtype=np.int64)
+
+CASES = {
+    # uint8 < -3 compares exact values in NumPy 2 (all False), not -3 wrapped to 253
+    "compare_out_of_range_int": (lambda a: (-3 < a, a <= -3, a == 300, a != -1, a > 2**70), U8),
+    # integer 1/0 is whatever NumPy's C loop gives (INT64_MIN here), not 0
+    "int_reciprocal_of_zero": (lambda a: (np.reciprocal(a), np.reciprocal(a.astype(np.int8))), I64),
+    # torch.clamp has no bool kernel
+    "clip_bool": (lambda a: np.clip(a > 1, False, a[0] > 0), U8),
+    # argsort of a 0-d value has shape (1,)
+    "argsort_0d": (lambda a: np.argsort(a.sum()), I64),
+    # a Python float on the left of float16 // and %: computed in float16, not float64
+    "weak_float_left_of_floor_divide": (lambda a: (2.5 // a, 2.5 % a), np.array([1.5, -2, 0.25], np.float16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_regression(name):
+    fn, arr = CASES[name]
+    check(fn, arr)
