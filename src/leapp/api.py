@@ -18,6 +18,7 @@ validation sample (its inputs and the outputs NumPy computed).
 
 from __future__ import annotations
 
+import sys
 import warnings
 from types import SimpleNamespace
 
@@ -40,6 +41,7 @@ class _NodeRecord:
         self.samples: list = []
         self.notes: list[str] = []
         self.edges: list = []  # (from_node, from_output, to_input)
+        self.region = None  # (file, first line, last line) of the first pass, for the cross-check
 
 
 class Session:
@@ -49,6 +51,7 @@ class Session:
         self.strict = strict
         self.nodes: dict[str, _NodeRecord] = {}
         self.open = True
+        self.opened_at = None  # (file, line) of the open node's annotate.input_tensors call
 
 
 def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Session:
@@ -122,7 +125,14 @@ def input_tensors(node: str, tensors: dict):
             rec.edges.append((origin[0], origin[1], key))
         outs.append(_make_input(trace, key, value))
     state.activate(trace)
+    session.opened_at = _caller()
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _caller():
+    """(file, line) of the user's annotate.* call: the region between two is linted at compile_graph."""
+    frame = sys._getframe(2)
+    return (frame.f_code.co_filename, frame.f_lineno)
 
 
 def _make_input(trace, key, value):
@@ -165,6 +175,9 @@ def output_tensors(node: str, tensors: dict):
     if rec.trace is None:
         rec.trace = trace
         rec.signature = signature
+        start, end = session.opened_at, _caller()
+        if start is not None and start[0] == end[0] and start[1] <= end[1]:
+            rec.region = (start[0], start[1], end[1])
     else:
         rec.samples.append((trace.input_values, trace.output_values))
         if signature != rec.signature and not any("differ" in n for n in rec.notes):
@@ -217,7 +230,15 @@ class CompiledPipeline:
         return name in self.nodes
 
     def report(self) -> str:
-        return "\n\n".join(node.report() for node in self.nodes.values())
+        parts = []
+        for name, node in self.nodes.items():
+            text = node.report()
+            check = getattr(node, "crosscheck", None)
+            if check is not None:
+                text += "\n" + check.format(f"  cross-check of {name!r} ({check.path}:"
+                                            f"{check.first_line}-{check.last_line})").replace("\n", "\n  ")
+            parts.append(text)
+        return "\n\n".join(parts)
 
 
 def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6) -> CompiledPipeline:
@@ -249,9 +270,19 @@ def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6)
                 if _session.strict:
                     raise ValidationError(message)
                 warnings.warn(message, ValidationWarning, stacklevel=2)
+        node.crosscheck = _crosscheck(rec)
         compiled[name] = node
         edges += [(src, out, name, inp) for src, out, inp in rec.edges]
     return CompiledPipeline(_session, compiled, edges)
+
+
+def _crosscheck(rec):
+    """The static/runtime cross-check of a node's annotated region (None when it cannot be read)."""
+    if rec.region is None:
+        return None
+    from .compiler.seed import check_region  # imports the static pass only when compiling
+
+    return check_region(rec.region, rec.trace)
 
 
 def _where(loc):

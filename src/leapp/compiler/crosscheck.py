@@ -43,6 +43,9 @@ class CrossCheck:
     rows: list = field(default_factory=list)
     other_nodes: dict = field(default_factory=dict)  # line -> {op: count} for nodes at no site
     lines: dict = field(default_factory=dict)  # line -> source text
+    # The static pass could not read the code (LP9xx): nothing to compare. That is
+    # the static pass's own diagnostic (``leapp lint`` shows it), not a disagreement.
+    static_failure: str | None = None
 
     @property
     def disagreements(self) -> list[str]:
@@ -51,7 +54,7 @@ class CrossCheck:
 
     @property
     def ok(self) -> bool:
-        return not any(r.disagreement for r in self.rows)
+        return not self.disagreements
 
     def format(self, title: str = "") -> str:
         out = [title or f"cross-check of {self.path}:{self.first_line}-{self.last_line}"]
@@ -72,6 +75,8 @@ class CrossCheck:
                 ops = ", ".join(f"{op}" + (f" x{n}" if n > 1 else "") for op, n in sorted(others.items()))
                 out.append(f"       |   also recorded (operators, indexing, ...): {ops}")
         bad = self.disagreements
+        if self.static_failure:
+            out.append(f"  not cross-checked: the static pass failed: {self.static_failure}")
         out.append(f"  {len(bad)} disagreement(s)" + (" (a leapp bug: please report it)" if bad else ""))
         return "\n".join(out)
 
@@ -102,6 +107,10 @@ def check(*, path, first_line, last_line, sites, diagnostics, nodes, problems, r
     no node may have been folded or not executed.
     """
     cc = CrossCheck(path, first_line, last_line, lines=lines or {})
+    failed = [d for d in diagnostics if d.code.startswith("LP9")]
+    if failed:
+        cc.static_failure = f"{failed[0].code} {failed[0].message}"
+        return cc
     sites = [s for s in sites if first_line <= s.line <= last_line]
     diagnostics = [d for d in diagnostics if first_line <= d.line <= last_line]
     nodes = [n for n in nodes if n.op not in ("input", "item") and _in_range(n.loc, path, first_line, last_line)]
@@ -193,9 +202,10 @@ def _unrouted_row(s, found, at) -> Row:
 def _problem_row(p, path, first, last, sites, diagnostics, consequence_ok) -> Row:
     loc = p.loc
     col = loc[3] if loc is not None and not isinstance(loc, str) and len(loc) > 3 else None
+    if loc is None or isinstance(loc, str):  # e.g. a frozen value returned as an output
+        return Row(last, None, p.call, "no source position", f"{p.kind}: {p.message}")
     if not _in_range(loc, path, first, last):
-        line = loc[1] if loc is not None and not isinstance(loc, str) else first
-        return Row(line, col, p.call, "not linted (outside the function)", f"{p.kind}: {p.message}")
+        return Row(loc[1], col, p.call, "not linted (outside the function)", f"{p.kind}: {p.message}")
     codes = sorted({d.code for d in diagnostics if _covers(d, loc[1])})
     codes += sorted({s.verdict for s in sites if s.line == loc[1] and s.verdict != "supported"})
     row = Row(loc[1], col, p.call, ", ".join(codes) or "not flagged", p.kind)
