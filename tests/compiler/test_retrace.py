@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -116,3 +117,16 @@ def test_torch_inputs_give_torch_outputs_on_their_device():
     np_out = cf(X)  # NumPy in, NumPy out, from a second graph (a new signature)
     assert isinstance(np_out["pair"].low, np.ndarray)
     assert len(cf.graphs) == 2
+
+
+def test_export_delegates_to_leapp_export(tmp_path):
+    cf = leapp.compile(scaled.fn)
+    cf(X, 2.0)
+    target = tmp_path / "scaled.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit's own notice
+        cf.export(target, format="torchscript")
+        loaded = torch.jit.load(str(target))
+    assert (tmp_path / "scaled.pt.json").exists()  # leapp.export's description next to it
+    (out,) = loaded(torch.from_numpy(X))
+    torch.testing.assert_close(out, torch.tanh(torch.from_numpy(X)) * 2.0)

@@ -172,7 +172,10 @@ class CompiledFunction:
             raise LeappError(f"{self.name}: nothing to export yet; call it or cf.trace(...) on example inputs")
         from ..export import export_node
 
-        return export_node(list(self._graphs.values())[graph].node, path, format=format, **options)
+        chosen = list(self._graphs.values())[graph]
+        # The traced example is a better source of check-input ranges than random draws.
+        options.setdefault("example_inputs", dict(chosen.traced.trace.input_values))
+        return export_node(chosen.node, path, format=format, **options)
 
     # --- tracing -----------------------------------------------------------------
 
