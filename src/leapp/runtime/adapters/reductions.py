@@ -16,15 +16,34 @@ _MULTI_DIM = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin, "mean": 
               "all": torch.all, "any": torch.any}
 
 
+def wrapping(dtype):
+    """The dtype torch sums and multiplies in for NumPy's accumulator ``dtype``.
+
+    torch has no unsigned sum/prod/cumsum kernels; int64 arithmetic wraps with
+    the same bits, so computing there and casting back gives NumPy's uint64.
+    """
+    dtype = np.dtype(dtype)
+    return np.dtype(np.int64) if dtype.kind == "u" and dtype.itemsize > 1 else dtype
+
+
 def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
     """Reduce ``a`` over ``axis`` with torch's ``kind`` reduction, in NumPy's dtypes."""
     nd = m.ndim(a)
-    compute = compute or m.dtype
+    compute = np.dtype(compute or m.dtype)
+    if kind in ("sum", "prod"):
+        compute = wrapping(compute)
     if kind in ("all", "any"):
         x = m.cast(a, np.bool_)
     else:
         x = m.cast(a, compute)
     dims = norm_axes(axis, nd)
+    if initial is not None:
+        # NumPy casts initial= to the result dtype (int sums truncate initial=1.5)
+        initial = np.asarray(initial).astype(compute).item()
+    shape = m.shape_of(a)
+    if initial is not None and kind in ("amax", "amin") and nd and any(shape[d] == 0 for d in dims):
+        # an empty max/min with initial= is initial (whatever the data); torch.amax refuses empty dims
+        return m.tensor(np.full(tuple(m.shape), initial, dtype=m.dtype))
     if nd == 0 or (axis is not None and len(dims) == 0):
         out = m.tensor(x)
     elif kind == "prod":
@@ -136,10 +155,13 @@ impl("numpy.argmin")(_arg(torch.argmin))
 
 def _cumulative(fn):
     def adapter(m, a, axis=None, dtype=None, out=None, **kw):
-        x = m.cast(a, m.dtype)
-        if axis is None:
-            return fn(x.reshape(-1), 0)
-        return fn(x, norm_axes(axis, m.ndim(a))[0])
+        compute = wrapping(m.dtype)
+        x = m.cast(a, compute)
+        if axis is None or m.ndim(a) == 0:  # NumPy gives a 0-d input shape (1,) for any axis
+            out = fn(x.reshape(-1), 0)
+        else:
+            out = fn(x, norm_axes(axis, m.ndim(a))[0])
+        return m.cast(m.mark(out, compute, m.shape), m.dtype)
 
     return adapter
 

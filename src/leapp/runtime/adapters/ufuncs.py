@@ -115,17 +115,22 @@ impl("numpy.logical_or.reduce")(_reduce_method("any"))
 
 def _accumulate(kind):
     def adapter(m, a, axis=0, dtype=None, out=None, **kw):
-        x = m.cast(a, m.dtype)
+        from .reductions import wrapping
+
+        compute = wrapping(m.dtype) if kind in ("cumsum", "cumprod") else m.dtype
+        x = m.cast(a, compute)
         if m.ndim(a) == 0:
-            return x
+            return m.cast(x, m.dtype)
         dim = norm_axes(axis, m.ndim(a))[0]
         if kind == "cumsum":
-            return torch.cumsum(x, dim)
-        if kind == "cumprod":
-            return torch.cumprod(x, dim)
-        if kind == "cummax":
-            return torch.cummax(x, dim)[0]
-        return torch.cummin(x, dim)[0]
+            out = torch.cumsum(x, dim)
+        elif kind == "cumprod":
+            out = torch.cumprod(x, dim)
+        elif kind == "cummax":
+            out = torch.cummax(x, dim)[0]
+        else:
+            out = torch.cummin(x, dim)[0]
+        return m.cast(m.mark(out, compute, m.shape), m.dtype)
 
     return adapter
 
