@@ -78,7 +78,23 @@ def _static(*positions):
     return check
 
 
+def _float16_running(args, kwargs):
+    """NumPy rounds a float16 running sum/product to float16 after every step; torch's
+    cumsum/cumprod accumulate in float32, so the results drift apart (by far more than
+    float16's resolution where partial sums cancel)."""
+    a, dtype = _arg(args, kwargs, 0, "a"), _arg(args, kwargs, 2, "dtype")
+    effective = np.dtype(dtype) if dtype is not None else getattr(a, "dtype", None)
+    if effective == np.float16:
+        return ("float16 running sums and products round after every step in NumPy but not in "
+                "torch; accumulate in float32 (dtype=np.float32) and cast the result back")
+    return None
+
+
 CHECKS = {
+    "numpy.cumsum": _float16_running,
+    "numpy.cumprod": _float16_running,
+    "numpy.add.accumulate": _float16_running,
+    "numpy.multiply.accumulate": _float16_running,
     "numpy.pad": _pad,
     "numpy.percentile": _quantile,
     "numpy.quantile": _quantile,
