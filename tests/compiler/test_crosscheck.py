@@ -104,3 +104,17 @@ def test_report_shows_escapes_with_their_lint_code(capsys):
     assert f"{line:>6} | peak = float(x.max())" in text
     assert "float() of a traced array (also math.* functions): LP201 -> escape" in text
     assert "LP201" in text.split("static pass:")[1].splitlines()[1]
+
+
+def chained(x):
+    return np.abs(x).max(axis=0) + x.sum()
+
+
+def test_calls_that_start_at_the_same_column_are_told_apart():
+    cf = leapp.compile(chained)
+    np.testing.assert_allclose(cf(X), np.abs(X).max(axis=0) + X.sum(), rtol=1e-6)
+    # np.abs(x) and its .max() both start at column 12; the static pass names both
+    line = chained.__code__.co_firstlineno + 1
+    rows = sorted((r.col, r.call, r.nodes) for r in cf.crosscheck.rows)
+    assert rows == [(12, "ndarray.max", 1), (12, "numpy.absolute", 1), (36, "ndarray.sum", 1)]
+    assert cf.crosscheck.other_nodes == {line: {"numpy.add": 1}}

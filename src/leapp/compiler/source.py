@@ -214,7 +214,7 @@ def _route_methods(func, src: Source):
         return
     seen: dict = {}
     calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    calls.sort(key=lambda n: (n.lineno, n.col_offset))
+    calls.sort(key=_source_order)
     for call in calls:
         key = (call.lineno, call.func.attr)
         index = seen.get(key, 0)
@@ -237,22 +237,29 @@ def _method_order(src: Source) -> dict:
     indent = len(src.text.splitlines()[0]) - len(text.splitlines()[0])
     tree = ast.parse(text)
     lines = text.splitlines()
-    by_pos = {}
-    for call in ast.walk(tree):
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-            line = call.lineno + src.first_line - 1
-            prefix = lines[call.lineno - 1].encode()[: call.col_offset].decode(errors="replace")
-            by_pos[(line, len(prefix) + indent + 1)] = call
-    order: dict = {}
+    by_pos = {}  # (line, col, end line, end col) in file coordinates, as Site spells them
     counts: dict = {}
-    for (line, col), call in sorted(by_pos.items()):
-        key = (line, call.func.attr)
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    for call in sorted(calls, key=_source_order):
+        key = (call.lineno + src.first_line - 1, call.func.attr)
         counts[key] = counts.get(key, 0) + 1
-        order[(line, col)] = counts[key] - 1
+        start = _char_col(lines, call.lineno, call.col_offset) + indent
+        end = _char_col(lines, call.end_lineno, call.end_col_offset) + indent
+        by_pos[(key[0], start, call.end_lineno + src.first_line - 1, end)] = (call, counts[key] - 1)
     out = {}
     for site in src.method_sites:
-        call = by_pos.get((site.line, site.col))
+        hit = by_pos.get((site.line, site.col, site.end_line, site.end_col))
         method = site.name.split(".", 1)[1]
-        if call is not None and call.func.attr == method:
-            out[(site.line, method, order[(site.line, site.col)])] = site
+        if hit is not None and hit[0].func.attr == method:
+            out[(site.line, method, hit[1])] = site
     return out
+
+
+def _source_order(call):
+    """Calls in the order they are written; of calls starting together, the outer one first."""
+    return (call.lineno, call.col_offset, -call.end_lineno, -call.end_col_offset)
+
+
+def _char_col(lines, line, byte_col) -> int:
+    """ast's 0-based UTF-8 byte offset as a 1-based character column (the Site convention)."""
+    return len(lines[line - 1].encode()[:byte_col].decode(errors="replace")) + 1
