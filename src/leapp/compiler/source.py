@@ -47,11 +47,6 @@ class Source:
     def sites(self):
         return self.analysis.sites
 
-    def line_text(self, line: int) -> str:
-        lines = self.text.splitlines()
-        i = line - self.first_line
-        return lines[i] if 0 <= i < len(lines) else ""
-
 
 class NoSourceError(Exception):
     """Raised inside this module when a function's source cannot be used; the caller words it."""
