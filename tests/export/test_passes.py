@@ -134,3 +134,25 @@ def test_passes_keep_the_robot_example_exact():
     for n in traced.node.graph_module.graph.nodes:
         if n.op == "call_function":
             assert n.meta.get("leapp_source"), n  # every op still points at the user's line
+
+
+def test_export_prep_makes_mixed_comparisons_explicit():
+    from leapp.runtime.export_prep import prepare
+
+    g = torch.fx.Graph()
+    f = _meta(g.placeholder("f"), np.float32, (3,), 1)
+    i = _meta(g.placeholder("i"), np.int64, (), 2)
+    gt = _meta(g.call_function(torch.gt, (f, i)), np.bool_, (3,), 3)  # float vs int64 0-d
+    lt = _meta(g.call_function(torch.lt, (f, 1)), np.bool_, (3,), 4)  # float vs int literal
+    scaled = _meta(g.call_function(torch.mul, (2.0, f)), np.float32, (3,), 5)
+    g.output({"gt": gt, "lt": lt, "scaled": scaled})
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    prepared, notes = prepare(gm, ["gt", "lt", "scaled"])
+    assert notes == ["numpy.test at user.py:3: operands cast to torch.float32",
+                     "numpy.test at user.py:4: operands cast to torch.float32"]
+    calls = {n.target: n.args for n in prepared.graph.nodes if n.op == "call_function"}
+    assert calls[torch.lt][1] == 1.0 and isinstance(calls[torch.lt][1], float)
+    assert calls[torch.mul][1] == 2.0  # the scalar moved last
+    x, k = torch.tensor([-1.0, 0.5, 3.0]), torch.tensor(0)
+    for got, want in zip(prepared(x, k), gm(x, k).values(), strict=True):
+        assert torch.equal(got, want)

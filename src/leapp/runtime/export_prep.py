@@ -76,7 +76,7 @@ class ExplicitPromotion(Pass):
                 continue
             common = torch.result_type(_stand_in(a), _stand_in(b))
             new = [self._convert(gm, node, x, common) for x in (a, b)]
-            if new != [a, b]:
+            if any(n is not o for n, o in zip(new, (a, b), strict=True)):  # 1 -> 1.0 counts
                 node.args = tuple(new)
                 self.notes.append(f"{_where(node)}: operands cast to {common}")
                 changed += 1
