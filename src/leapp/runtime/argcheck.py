@@ -114,7 +114,14 @@ def _partition_eager(a, kth, axis=-1, kind="introselect", order=None):
     return np.sort(a, axis=axis, kind="stable")
 
 
+def _argsort_eager(a, axis=-1, kind=None, order=None, *, stable=None):
+    # NumPy's default kind is not stable, so for ties any order is NumPy's answer;
+    # the graph sorts stably, and the traced values must agree with it
+    return np.argsort(a, axis=axis, kind="stable", order=order)
+
+
 EAGER = {
+    "numpy.argsort": _argsort_eager,
     "numpy.argpartition": _argpartition_eager,
     "numpy.partition": _partition_eager,
 }
