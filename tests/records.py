@@ -84,8 +84,8 @@ class Rec:
     ``name``: the table name covered (``also`` lists further names the same
     call covers). ``fn(*operands)``: the call. ``dtypes``: each item a dtype
     for every operand, or a tuple of per-operand dtypes. ``shapes``: tuples
-    of operand shapes (see the module doc). ``rng``: an input domain from
-    ``DOMAINS`` (or a tuple, one per operand). ``label``: distinguishes
+    of operand shapes (see the module doc). ``rng``: an input domain, a name from
+    ``DOMAINS`` or a function like ``index(n)`` (or a tuple, one per operand). ``label``: distinguishes
     several records of one name. ``full``: how many leading shapes run with
     every dtype (the rest with one each).
     """
@@ -162,7 +162,16 @@ def _edges(rng, shape, dt):
     return np.where(pick < 4, specials[np.minimum(pick, 3)], v)
 
 
+def _distinct(rng, shape, dt):
+    """No two elements equal (so an unstable sort has one right answer)."""
+    size = int(np.prod(shape))
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    return rng.permutation(size).reshape(shape) - size // 2 + (0.25 if dt.kind == "f" else 0)
+
+
 DOMAINS = {
+    "distinct": _distinct,
     "normal": _normal,
     "positive": _positive,
     "unit": _unit,
@@ -173,8 +182,17 @@ DOMAINS = {
 }
 
 
+def index(n):
+    """A domain of valid indices (negative ones included) for an axis of length ``n``."""
+
+    def draw(rng, shape, dt):
+        return rng.integers(-n, n, shape)
+
+    return draw
+
+
 def _operand(rng, shape, dt, domain):
-    draw = DOMAINS[domain]
+    draw = DOMAINS[domain] if isinstance(domain, str) else domain
     if shape is PY or shape is NP:
         value = np.asarray(draw(rng, (), dt)).astype(dt)
         if shape is NP:
