@@ -20,3 +20,19 @@ def test_with_and_try_blocks_are_walked_without_internal_error():
     analysis = analyze_source(SOURCE, "m.py")
     assert not [d for d in analysis.diagnostics if d.code == "LP999"]
     assert any(s.name == "numpy.clip" and s.verdict == "supported" for s in analysis.sites)
+
+
+REGION = '''
+import numpy as np
+from leapp import annotate
+
+def f(frame):
+    state, vel = annotate.input_tensors("n", {"state": frame["s"], "vel": frame["v"]})
+    scale = float(state.max())
+    annotate.output_tensors("n", {"y": vel / scale})
+'''
+
+
+def test_annotated_inputs_are_arrays_for_the_escape_rules():
+    analysis = analyze_source(REGION, "r.py")
+    assert [(d.code, d.line) for d in analysis.diagnostics] == [("LP201", 7)]

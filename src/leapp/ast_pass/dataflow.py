@@ -96,6 +96,8 @@ class Facts:
         if t is ast.Call:
             q = self.call_name(e)
             if q is not None:
+                if _is_input_annotation(q):
+                    return True
                 if not q.startswith("numpy."):
                     return False
                 if table.canonical(q) == "numpy.where" and len(e.args) == 1:
@@ -201,11 +203,18 @@ class Facts:
             values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
             if values is not None and len(values) != len(target.elts):
                 values = None
+            if values is None and isinstance(value, ast.Call) and _is_input_annotation(self.call_name(value)):
+                # ``a, b = annotate.input_tensors("node", {...})``: every name is a traced input
+                values = [value] * len(target.elts)
             for i, t in enumerate(target.elts):
                 self.bind(t.value if isinstance(t, ast.Starred) else t,
                           values[i] if values and not isinstance(t, ast.Starred) else None)
         elif isinstance(target, ast.Starred):
             self.bind(target.value, None)
+
+def _is_input_annotation(qualname) -> bool:
+    return bool(qualname) and qualname.startswith("leapp") and qualname.endswith("annotate.input_tensors")
+
 
 # ndarray's methods (NumPy 2.x), so that ``cfg.get(...)`` on a parameter is not
 # mistaken for an array method the table lacks.
