@@ -160,6 +160,7 @@ CASES = {
     "fmax_nan": (lambda a: (np.fmax(_nan(a), a[0]), np.fmin(_nan(a), 0.5)), X),
     "prod_cumprod": (lambda a: (np.prod(a, axis=1), np.cumprod(a.astype(np.int32), axis=0), np.ptp(a)), XI),
     "isclose_nan_to_num": (lambda a: (np.isclose(a, a * 1.0000001), np.nan_to_num(_nan(a) / 0.0, nan=-1.0, posinf=9.0)), X),
+    "vdot": (lambda a: (np.vdot(a, a), np.vdot(a[0], a[1].astype(np.float32))), XI),
     "outer_cross": (lambda a: (np.outer(a[0], a[1]), np.cross(a[:, :3], a[1:2, :3])), XI),
     "scalar_casts": (lambda a: (np.float32(a.sum()) * a, np.int64(a), np.float16(a.max()), np.bool_(a)), X),
     "scalar_cast_int32": (lambda a: np.int32(a.mean()) + a, XI),
@@ -180,6 +181,6 @@ COVERED = {
         "searchsorted digitize isin argpartition take take_along_axis put_along_axis copyto putmask fill_diagonal "
         "count_nonzero fix angle isneginf isposinf isreal iscomplex real imag tri deg2rad rad2deg hypot arctan2 "
         "log1p expm1 log2 log10 exp2 cbrt logaddexp heaviside sinc sign copysign reciprocal fmod fmax fmin ptp "
-        "prod cumprod isclose nan_to_num outer cross float32 int64 float16 bool int32"
+        "prod cumprod isclose nan_to_num outer cross vdot float32 int64 float16 bool int32"
     ).split()
 } | {"ndarray.diagonal", "ndarray.searchsorted"}

@@ -11,7 +11,7 @@ Names are NumPy's qualified names as strings: ``"numpy.clip"``,
 from __future__ import annotations
 
 from ._schema import CATEGORIES, COMMON_REFUSALS, HARMLESS_VALUES, Entry, Unsupported, untraced_message
-from .extended import EXTENDED, EXTENDED_METHODS, SCALAR_CASTS
+from .extended import EXTENDED, EXTENDED_METHODS, SCALAR_CASTS, STATIC_EXTRA
 from .functions import FUNCTIONS, STATIC, TORCH_FUNCTIONS
 from .methods import METHODS
 from .ufuncs import UFUNC_METHODS, UFUNCS
@@ -36,7 +36,7 @@ def _build():
     table: dict[str, Entry | Unsupported] = {}
     aliases: dict[str, str] = {}
     for entry in [*UFUNCS, *UFUNC_METHODS, *FUNCTIONS, *STATIC, *TORCH_FUNCTIONS, *METHODS, *UNSUPPORTED,
-                  *EXTENDED, *EXTENDED_METHODS, *SCALAR_CASTS]:
+                  *EXTENDED, *EXTENDED_METHODS, *SCALAR_CASTS, *STATIC_EXTRA]:
         if entry.name in table:
             raise RuntimeError(f"duplicate table entry {entry.name}")
         table[entry.name] = entry

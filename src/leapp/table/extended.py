@@ -168,3 +168,16 @@ SCALAR_CASTS = [
     _f(n, "torch.Tensor.to", CV, _SCALAR_CAST_NOTE, kind="scalar_type", aliases=aliases)
     for n, aliases in SCALAR_TYPES.items()
 ]
+
+# Callables whose answer depends only on dtypes, shapes or Python numbers, never
+# on array values: they run as NumPy and record nothing.
+_STATIC_NOTE = "Depends only on dtypes, shapes or Python numbers: runs as NumPy, records nothing."
+STATIC_EXTRA = [
+    _f(n, "(static)", CV, _STATIC_NOTE, kind="static")
+    for n in ("dtype finfo iinfo issubdtype isdtype promote_types common_type mintypecode broadcast_shapes "
+              "isscalar iterable typename isfortran generic number integer signedinteger unsignedinteger "
+              "inexact floating complexfloating flexible character ndarray ufunc broadcast einsum_path "
+              "errstate printoptions seterr geterr seterrcall geterrcall setbufsize getbufsize set_printoptions "
+              "get_printoptions diag_indices diag_indices_from indices ix_ mask_indices tril_indices "
+              "tril_indices_from triu_indices triu_indices_from bartlett blackman hamming hanning kaiser").split()
+]

@@ -77,19 +77,19 @@ class UntracedCall(Rule):
 
             @leapp.compile
             def f(x):
-                return np.polyfit(x, x, 1)
+                return np.lib.stride_tricks.sliding_window_view(x, 2)
             """), line=6),
         Invalid(src("""
-            import numpy.linalg as la
+            import numpy.lib.stride_tricks as st
             # leapp: trace
             def f(a, b):
-                return la.lstsq(a, b)
+                return st.as_strided(a, b)
             """), line=4),
         Invalid(src("""
-            from numpy import polyfit as fit
+            from numpy.lib.stride_tricks import sliding_window_view as windows
             # leapp: trace
             def f(x):
-                return fit(x, x, 1)
+                return windows(x, 2)
             """), line=4),
         Invalid(src("""
             import numpy as np

@@ -349,3 +349,11 @@ def _comparison(name):
 
 for _name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
     impl("numpy." + _name)(_comparison("numpy." + _name))
+
+
+@impl("numpy.vdot")
+def vdot(m, a, b, /):
+    x, y = m.tensor(a, m.dtype).reshape(-1), m.tensor(b, m.dtype).reshape(-1)
+    if m.dtype.kind == "c":
+        x = torch.conj(x)
+    return torch.sum(x * y)
