@@ -41,7 +41,7 @@ def check_program(seed, n_fresh=3, max_steps=6):
                 continue  # NumPy raises on this input (data-dependent error): nothing to compare
             got = traced.node(**{f"a{i}": np.asarray(c) for i, c in enumerate(case)})
             outs = [got[n] for n in traced.node.output_names]
-            for g, w in zip(outs, want):
+            for g, w in zip(outs, want, strict=True):
                 assert_same(g, w, what=f"seed {seed} case {k}: ")
     return None
 

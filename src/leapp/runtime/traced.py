@@ -223,7 +223,8 @@ class TracedNpArray(np.ndarray):
 
     def __int__(self):
         _escape(self, "int() of a traced array", "the value is frozen into the graph; keep the "
-                "0-d array, or .astype(np.int64) to convert")
+                "0-d array, or .astype(np.int64) to convert; if it sets a size or slice bound, keep "
+                "the shape fixed with np.where(mask, x, fill)")
         return int(_plain_view(self, _ndarray))
 
     def __complex__(self):

@@ -10,7 +10,14 @@ Names are NumPy's qualified names as strings: ``"numpy.clip"``,
 
 from __future__ import annotations
 
-from ._schema import CATEGORIES, COMMON_REFUSALS, HARMLESS_VALUES, Entry, Unsupported, untraced_message
+from ._schema import (
+    CATEGORIES,
+    COMMON_REFUSALS,
+    HARMLESS_VALUES,
+    Entry,
+    Unsupported,
+    untraced_message,
+)
 from .extended import EXTENDED, EXTENDED_METHODS, SCALAR_CASTS, STATIC_EXTRA
 from .functions import FUNCTIONS, STATIC, TORCH_FUNCTIONS
 from .methods import METHODS

@@ -17,8 +17,8 @@ _SIZE_WHY = "the size of the result depends on the data, and that size escapes i
 UNSUPPORTED = [
     Unsupported("numpy.random", _RANDOM_WHY, _RANDOM_INSTEAD),
     Unsupported("numpy.unique", _SIZE_WHY,
-                "keep shapes static: compare against a fixed set of values with np.isin-style "
-                "broadcasting (x[..., None] == values)"),
+                "keep shapes static: mask with np.where(mask, x, fill), or compare against a fixed "
+                "set of values (x[..., None] == values)"),
     Unsupported("numpy.histogram", "binning produces data-dependent bin edges",
                 "use fixed edges and np.digitize-style comparisons"),
     Unsupported("numpy.save", "file I/O has no place in a graph", "save outside the traced code"),

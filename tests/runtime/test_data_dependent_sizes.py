@@ -1,0 +1,59 @@
+"""Outputs whose size follows the data, and sizes that escape into Python.
+
+Masks, np.nonzero, one-argument np.where, np.flatnonzero and np.argwhere
+trace into graphs whose output size follows the data: the graph is compared
+with NumPy on inputs that select different numbers of elements. A size that
+escapes into Python (a slice bound, len() of a refused op) is refused, and the
+message points to the shape-stable np.where(mask, x, fill).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from parity import check
+
+from leapp.errors import EscapeError, UntracedCallError
+from leapp.runtime.tracing import trace_function
+
+X = np.array([[1.5, -2.0, 0.0], [3.0, -0.5, 4.0]])
+SAMPLES = [(np.full((2, 3), -1.0),), (np.ones((2, 3)),), (np.array([[0.0, 2, -1], [-3, 0, 0]]),)]
+
+CASES = {
+    "boolean_mask": lambda a: a[a > 0],
+    "mask_then_reduce": lambda a: (a[a > 0].sum(), a[a > 0] * 2),
+    "nonzero_index": lambda a: (a[:, np.nonzero(a[0] > 0)[0]], a.ravel()[np.nonzero(a.ravel() < 0)[0]]),
+    "nonzero_tuple": lambda a: np.nonzero(a),
+    "where_one_argument": lambda a: np.where(a > 0),
+    "flatnonzero_argwhere": lambda a: (np.flatnonzero(a), np.argwhere(a < 0)),
+    "masked_assignment_keeps_shape": lambda a: np.where(a > 0, a, 0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sizes_follow_the_data(name):
+    check(CASES[name], X, samples=SAMPLES)
+
+
+def test_sizes_really_differ_between_samples():
+    traced = trace_function(lambda a: a[a > 0], (X,), {}, names=["a"], strict=True)
+    sizes = {traced.node(a=s[0])[traced.node.output_names[0]].shape for s in SAMPLES}
+    assert sizes == {(0,), (6,), (1,)}
+
+
+def test_len_of_unique_is_refused_with_the_alternative():
+    with pytest.raises(UntracedCallError, match=r"np\.where\(mask, x, fill\)"):
+        trace_function(lambda a: a[: len(np.unique(a))], (X,), {}, names=["a"], strict=True)
+
+
+def test_mask_sum_as_slice_bound_is_refused_with_the_alternative():
+    with pytest.raises(EscapeError, match=r"np\.where\(mask, x, fill\)"):
+        trace_function(lambda a: a.ravel()[: int((a > 0).sum())], (X,), {}, names=["a"], strict=True)
+
+
+def test_traced_slice_bound_is_refused_with_the_alternative():
+    with pytest.raises(EscapeError, match=r"np\.where\(mask, x, fill\)"):
+        trace_function(lambda a: a.ravel()[: (a > 0).sum()], (X,), {}, names=["a"], strict=True)
+
+
+COVERED = {"numpy.nonzero", "numpy.where", "numpy.flatnonzero", "numpy.argwhere", "ndarray.__getitem__"}
