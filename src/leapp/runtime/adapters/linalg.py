@@ -8,9 +8,35 @@ import torch
 from . import impl, norm_axes
 
 
+def products(fn):
+    """Sum-of-products adapters in NumPy's result dtype.
+
+    torch has no bool matmul/einsum kernels: NumPy's bool product is an OR of
+    ANDs, which is an int64 sum of products tested against zero. torch.einsum
+    promotes integer sums to int64; NumPy keeps the operand dtype (wrapping the
+    same way), so integer results are cast back.
+    """
+
+    def adapter(m, *args, **kwargs):
+        compute = np.dtype(np.int64) if m.dtype == np.bool_ else m.dtype
+        out = fn(m, compute, *args, **kwargs)
+        if m.dtype == np.bool_:
+            return out != 0
+        return out.to(m.tdtype) if m.dtype.kind in "iu" else out
+
+    return adapter
+
+
+@impl("numpy.matmul")
+@products
+def matmul(m, compute, a, b, dtype=None, **kw):
+    return torch.matmul(m.tensor(a, compute), m.tensor(b, compute))
+
+
 @impl("numpy.dot")
-def dot(m, a, b, out=None):
-    x, y = m.tensor(a, m.dtype), m.tensor(b, m.dtype)
+@products
+def dot(m, compute, a, b, out=None):
+    x, y = m.tensor(a, compute), m.tensor(b, compute)
     na, nb = m.ndim(a), m.ndim(b)
     if na == 0 or nb == 0:
         return torch.mul(x, y)
@@ -20,15 +46,17 @@ def dot(m, a, b, out=None):
 
 
 @impl("numpy.einsum")
-def einsum(m, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+@products
+def einsum(m, compute, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     if not isinstance(subscripts, str):
         raise TypeError("np.einsum's interleaved (operand, sublist) form is not supported; use a subscripts string")
-    return torch.einsum(subscripts, *[m.tensor(o, m.dtype) for o in operands])
+    return torch.einsum(subscripts, *[m.tensor(o, compute) for o in operands])
 
 
 @impl("numpy.tensordot")
-def tensordot(m, a, b, axes=2):
-    x, y = m.tensor(a, m.dtype), m.tensor(b, m.dtype)
+@products
+def tensordot(m, compute, a, b, axes=2):
+    x, y = m.tensor(a, compute), m.tensor(b, compute)
     if isinstance(axes, int):
         return torch.tensordot(x, y, dims=axes)
     left, right = axes
@@ -43,24 +71,32 @@ def trace(m, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return torch.sum(torch.diagonal(x, offset, axis1, axis2), -1)
 
 
+def _square(m, x):
+    # NumPy masks a 1-D input as the rows of an (n, n) matrix
+    t = m.tensor(x)
+    return t.expand(tuple(m.shape)) if m.ndim(x) == 1 else t
+
+
 @impl("numpy.tril")
 def tril(m, x, k=0):
-    return torch.tril(m.tensor(x), k)
+    return torch.tril(_square(m, x), k)
 
 
 @impl("numpy.triu")
 def triu(m, x, k=0):
-    return torch.triu(m.tensor(x), k)
+    return torch.triu(_square(m, x), k)
 
 
 @impl("numpy.outer")
-def outer(m, a, b, out=None):
-    return torch.outer(m.tensor(a, m.dtype).reshape(-1), m.tensor(b, m.dtype).reshape(-1))
+@products
+def outer(m, compute, a, b, out=None):
+    return torch.outer(m.tensor(a, compute).reshape(-1), m.tensor(b, compute).reshape(-1))
 
 
 @impl("numpy.inner")
-def inner(m, a, b):
-    x, y = m.tensor(a, m.dtype), m.tensor(b, m.dtype)
+@products
+def inner(m, compute, a, b):
+    x, y = m.tensor(a, compute), m.tensor(b, compute)
     if m.ndim(a) == 0 or m.ndim(b) == 0:
         return torch.mul(x, y)
     return torch.inner(x, y)
