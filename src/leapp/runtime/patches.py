@@ -61,7 +61,8 @@ def _bypass(trace, name, original, args, kwargs):
             return original(*args, **kwargs)
         a = args[0] if args else kwargs.get("a")
         dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
-        if isinstance(a, TracedNpArray) and (dtype is None or np.dtype(dtype) == a.dtype):
+        same = isinstance(a, TracedNpArray) and (dtype is None or np.dtype(dtype) == a.dtype)
+        if same and not (name == "numpy.ascontiguousarray" and a.ndim == 0):  # that one gives 0-d shape (1,)
             return a
         return record.record_call(name, original, args, kwargs, _loc())
     if traced and name in _SIZED and name != "numpy.full":

@@ -30,7 +30,10 @@ def nested(m, obj):
 
 @impl("numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray")
 def asarray(m, a, dtype=None, order=None, *, device=None, copy=None, like=None):
-    return nested(m, a)
+    x = nested(m, a)
+    if m.name == "numpy.ascontiguousarray" and isinstance(a, torch.fx.Proxy) and m.ndim(a) == 0:
+        return x.reshape(1)  # np.ascontiguousarray makes a 0-d input 1-d
+    return x
 
 
 @impl("numpy.array")
@@ -41,7 +44,7 @@ def array(m, obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, lik
 
 @impl("numpy.round")
 def round_(m, a, decimals=0, out=None):
-    x = m.tensor(a)
+    x = m.tensor(m.cast(a, m.dtype))  # bool and int8 round as float16, as NumPy
     if m.dtype.kind in "iub":
         if decimals >= 0:
             return torch.clone(x)
