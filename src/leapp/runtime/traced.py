@@ -144,6 +144,13 @@ class TracedNpArray(np.ndarray):
             return _untraced_method(self, "real", lambda p: p.real)
         return self
 
+    def conj(self):
+        # for real dtypes NumPy returns the array itself (np.conj of bool would be int8)
+        return np.conjugate(self) if np.iscomplexobj(self) else self
+
+    def conjugate(self):
+        return self.conj()
+
     def flatten(self, order="C"):
         kwargs = {"order": order} if order != "C" else {}
         return record.record_call("ndarray.flatten", _ndarray.flatten, (self,), kwargs, _loc())
