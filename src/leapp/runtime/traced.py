@@ -79,6 +79,10 @@ class TracedNpArray(np.ndarray):
         trace = state.active
         if trace is None:
             return _ndarray.__getitem__(_plain_view(self, _ndarray), record.plain(index))
+        if _is_static_basic(index):
+            fast = _fast_getitem(trace, self, index, sys._getframe(1))
+            if fast is not None:
+                return fast
         loc = _loc()
         index = _static_index(trace, index, loc)
         ir_self = record.node_of_operand(trace, self, loc, "indexing")
@@ -285,15 +289,7 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
             plains.append(x)
         else:
             return None
-    site = dispatch._site
-    if site is not None:
-        loc = _parse_site(site)
-    else:
-        code = frame.f_code
-        hit = _internal_code.get(code)
-        if hit is None:
-            hit = _is_internal(code)
-        loc = user_location() if hit else (code.co_filename, frame.f_lineno, code.co_name, None)
+    loc = _frame_loc(frame)
     result = ufunc(*plains)
     if type(result) is not _ndarray:
         result = np.asarray(result)
@@ -301,6 +297,52 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
     out = _plain_view(result, TracedNpArray)
     out._lp_node = node
     out._lp_plain = result
+    return out
+
+
+def _frame_loc(frame):
+    site = dispatch._site
+    if site is not None:
+        return _parse_site(site)
+    code = frame.f_code
+    hit = _internal_code.get(code)
+    if hit is None:
+        hit = _is_internal(code)
+    return user_location() if hit else (code.co_filename, frame.f_lineno, code.co_name, None)
+
+
+def _is_static_basic(index) -> bool:
+    """Ints, slices with int bounds, None and Ellipsis: a view, with nothing traced inside."""
+    for i in (index if type(index) is tuple else (index,)):
+        t = type(i)
+        if t is int or i is None or i is Ellipsis:
+            continue
+        if t is slice and type(i.start) in _BOUNDS and type(i.stop) in _BOUNDS and type(i.step) in _BOUNDS:
+            continue
+        return False
+    return True
+
+
+_BOUNDS = (int, type(None))
+
+
+def _fast_getitem(trace, arr, index, frame):
+    node = arr._lp_node if arr._lp_parent is None else record.node_of(arr)
+    if node is None or node.op == "escaped":
+        return None
+    p = arr._lp_plain
+    result = _ndarray.__getitem__(p if p is not None else _plain_view(arr, _ndarray), index)
+    if type(result) is not _ndarray:
+        result = np.asarray(result)
+        is_view = False
+    else:
+        is_view = True
+    loc = _frame_loc(frame)
+    out = _plain_view(result, TracedNpArray)
+    out._lp_node = trace.add("ndarray.__getitem__", (node, index), None, result.dtype, result.shape, loc)
+    out._lp_plain = result
+    if is_view:
+        record.make_view(out, arr, "index", index, loc)
     return out
 
 
