@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from records import ALL, F16, F32, F64, FLOATS, I8, I32, I64, U8, WIDE, Rec, cases, covered, run
+from records import ALL, F16, F32, F64, FLOATS, I8, I32, I64, U8, WIDE, B, Rec, cases, covered, run
 
 ANY = (((3, 4),), ((),), ((0,),), ((5,),))
 
@@ -98,6 +98,11 @@ CONVERSION = [
     _r("torch.as_tensor", lambda a: (torch.as_tensor(a) + 1).numpy() * 2, label="no dtype",
        dtypes=(F32, F64, I64)),
     _r("torch.tensor", lambda a: torch.tensor(a).numpy() + 1, dtypes=(F32, I64)),
+    # np.float64(x)-style casts of traced values (extended table)
+    *[_r("numpy." + t, (lambda a, t=t: (getattr(np, t)(a.max()), getattr(np, t)(a))), (((3, 4),), ((),)),
+         dtypes=(F32, F64, I32, I64, B), full=2, rng="positive")  # negative float -> uint is undefined in C
+      for t in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                "uint64", "bool", "complex64", "complex128")],
 ]
 
 

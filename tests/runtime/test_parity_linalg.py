@@ -48,6 +48,8 @@ LINALG_RECORDS = [
        full=2),
     _r("numpy.cross", np.cross, (((3,), (3,)), ((4, 3), (3,)), ((2, 4, 3), (4, 3))), dtypes=(F32, F64, I32, I64) + MIXED,
        full=1),
+    _r("numpy.linalg.cross", np.linalg.cross, (((3,), (3,)), ((4, 3), (3,)), ((2, 4, 3), (4, 3))),
+       dtypes=(F32, F64, I32, I64) + MIXED),
     _r("numpy.cross", lambda a, b: np.cross(a, b, axis=0), (((3, 4), (3, 4)),), "axis=0",
        dtypes=(F32, F64, I64)),
     _r("numpy.cross", lambda a, b: np.cross(a, b, axisa=0, axisb=-1, axisc=0), (((3, 4), (4, 3)),), "axisa/b/c",

@@ -81,6 +81,14 @@ SORTING = [
        rng="distinct"),
     _r("numpy.argsort", lambda a: np.argsort(a, kind="stable"), (((9,),),), "NaN", dtypes=FLOATS, rng="edges"),
     _r("numpy.nonzero", np.nonzero, (((3, 4),), ((6,),), ((0,),), ((2, 3, 4),))),
+    # extended-table entries that its own parity module does not list. Only the kth element
+    # of a partition is defined (the rest may come in any order), so compare that.
+    _r("numpy.partition", lambda a: (np.partition(a, 2)[..., 2], np.partition(a, (0, 3), axis=0)[[0, 3]]),
+       (((4, 5),),), dtypes=(F32, F64, I32, I64)),
+    _r("ndarray.argpartition", lambda a: np.take_along_axis(a, a.argpartition(1), -1)[..., 1], (((4, 5),),),
+       dtypes=(F32, F64, I32, I64)),
+    _r("numpy.argwhere", np.argwhere, (((3, 4),), ((6,),), ((0,),), ((),))),
+    _r("numpy.flatnonzero", np.flatnonzero, (((3, 4),), ((6,),), ((0,),))),
     _r("numpy.take", lambda a: np.take(a, [0, -1, 2]), (((3, 4),), ((5,),)), "list"),
     _r("numpy.take", lambda a: np.take(a, 2), (((3, 4),), ((5,),)), "int"),
     _r("numpy.take", lambda a: np.take(a, [[0, 1], [-1, 0]], axis=1), M34, "axis=1"),

@@ -20,7 +20,7 @@ SHAPE_RECORDS = [
     _r("numpy.reshape", lambda a: np.reshape(a, (-1,)), ANY, "(-1,)"),
     _r("numpy.reshape", lambda a: np.reshape(a, (2, -1, 2)), S2[:1], "(2,-1,2)"),
     _r("numpy.reshape", lambda a: np.reshape(a, ()), (((),), ((1, 1),)), "()"),
-    _r("numpy.reshape", lambda a: np.reshape(a, (0, 2, -1)), (((0, 4),),), "empty"),
+    _r("numpy.reshape", lambda a: np.reshape(a, (4, 0, 1)), (((0, 4),),), "empty"),
     _r("numpy.ravel", np.ravel, ANY),
     _r("numpy.transpose", np.transpose, ANY),
     _r("numpy.transpose", lambda a: np.transpose(a, (2, 0, 1)), S3, "(2,0,1)"),
@@ -70,6 +70,9 @@ SHAPE_RECORDS = [
     _r("numpy.repeat", lambda a: np.repeat(a, 2), ANY, "2"),
     _r("numpy.repeat", lambda a: np.repeat(a, 3, axis=-1), (((3, 4),), ((5,),)), "axis=-1"),
     _r("numpy.repeat", lambda a: np.repeat(a, [1, 0, 2], axis=0), (((3, 4),), ((3,),)), "counts"),
+    # entries of the extended table that its own parity module does not list
+    _r("numpy.dsplit", lambda a: np.dsplit(a, 2), (((2, 3, 4),), ((1, 2, 0),))),
+    _r("numpy.dsplit", lambda a: np.dsplit(a, [1, 3]), (((2, 3, 4),),), "[1,3]"),
 ]
 
 RECORDS = SHAPE_RECORDS
