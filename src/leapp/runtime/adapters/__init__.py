@@ -67,14 +67,56 @@ def generic_ufunc(name):
     fn = torch_callable(entry.torch)
 
     def adapter(m, *inputs, dtype=None, casting=None, order=None, subok=None, **kw):
-        loops = loop_dtypes(m, ufunc, inputs, dtype)
+        numpy_loops = loop_dtypes(m, ufunc, inputs, dtype)
+        loops = [_computable(d, name) for d in numpy_loops]
         args = [m.cast(x, loops[i]) for i, x in enumerate(inputs)]
         args = [_scalar_or_tensor(m, fn, i, a, loops[i]) for i, a in enumerate(args)]
+        flip = name in _UINT64_ORDERED and numpy_loops[0] == np.uint64
+        if flip:
+            args = [_flip(a) for a in args]
         out = m.call(fn, *args)
+        if flip and loops[-1] == np.int64:
+            out = _flip(out)
         return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
 
     _generic_cache[name] = adapter
     return adapter
+
+
+# Ufuncs whose int64 result has the same bits as the uint64 one (wrapping arithmetic,
+# bitwise ops, equality, truth tests); order and division differ past 2**63.
+_UINT64_EXACT = {
+    "numpy." + n for n in ("add", "subtract", "multiply", "negative", "positive", "square", "bitwise_and",
+                           "bitwise_or", "bitwise_xor", "invert", "left_shift", "equal", "not_equal",
+                           "logical_and", "logical_or", "logical_xor", "logical_not")
+}
+
+
+# Order of uint64 values is the order of their int64 bits with the top bit flipped.
+_UINT64_ORDERED = {"numpy." + n for n in ("less", "less_equal", "greater", "greater_equal", "maximum", "minimum",
+                                          "fmax", "fmin")}
+_TOP_BIT = -(2**63)
+
+
+def _flip(x):
+    if isinstance(x, int):
+        return int(np.array(x, np.uint64).astype(np.int64)) ^ _TOP_BIT
+    return torch.bitwise_xor(x, _TOP_BIT)
+
+
+def _computable(dtype, name):
+    """The dtype torch computes a NumPy loop dtype in.
+
+    torch's uint16/32/64 are storage-only (no arithmetic kernels). Their values
+    fit int64 exactly for uint16/32, so every loop runs there and the cast back
+    wraps as NumPy does; uint64 only for the bit-exact ufuncs above and for
+    order (compared with the top bit flipped); the others (division, shifts
+    right, powers) fail loudly at lowering rather than silently.
+    """
+    if dtype.kind == "u" and dtype.itemsize > 1 and (dtype.itemsize < 8 or name in _UINT64_EXACT
+                                                      or name in _UINT64_ORDERED):
+        return np.dtype(np.int64)
+    return dtype
 
 
 # torch functions that accept a Python number as their second operand; every
