@@ -36,6 +36,8 @@ from records import (
     run,
 )
 
+U16, U32, U64 = np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)
+
 
 def _u(name, domain="normal", dtypes=ALL, shapes=UNARY):
     return Rec("numpy." + name, getattr(np, name), shapes, dtypes, domain)
@@ -88,6 +90,18 @@ BINARY_RECORDS = [
     *[Rec("numpy." + n, getattr(np, n), BINARY[:4], WIDE, "normal", label="wide", full=1)
       for n in ("add", "subtract", "multiply", "divide", "floor_divide", "remainder", "maximum",
                 "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and")],
+    # wide unsigned ints: torch stores them but has no arithmetic kernels for them
+    *[Rec("numpy." + n, getattr(np, n), BINARY[:4], (U16, U32, U64), "normal", label="wide unsigned", full=1)
+      for n in ("add", "subtract", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor", "equal",
+                "not_equal", "logical_and", "logical_or", "logical_xor", "left_shift")],
+    *[Rec("numpy." + n, getattr(np, n), BINARY[:4], (U16, U32), "nonzero", label="wide unsigned", full=1)
+      for n in ("less", "greater_equal", "maximum", "minimum", "floor_divide", "remainder", "right_shift",
+                "power", "gcd")],
+    Rec("numpy.less", lambda a, b: (a < b, np.maximum(a, b), np.minimum(a, 3), a >= 2**63, np.fmax(a, b)),
+        (((6,), (6,)),), (U64,), label="uint64 order past 2**63",
+        rng=lambda rng, shape, dt: rng.choice(np.array([0, 1, 2**63 - 1, 2**63, 2**64 - 1], np.uint64), shape)),
+    *[Rec("numpy." + n, getattr(np, n), UNARY, (U16, U32, U64), label="wide unsigned", full=1)
+      for n in ("negative", "square", "invert", "logical_not")],
     # NaN and inf through the comparisons and float binaries
     *[Rec("numpy." + n, getattr(np, n), BINARY[:3], FLOATS, "edges", label="edges")
       for n in ("maximum", "minimum", "fmax", "fmin", "equal", "less", "greater_equal", "add", "divide",
