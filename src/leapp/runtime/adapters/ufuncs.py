@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import impl, loop_dtypes, norm_axes
+from . import _computable, impl, loop_dtypes, norm_axes
 
 
 def _zero_safe(op):
@@ -13,7 +13,7 @@ def _zero_safe(op):
 
     def adapter(m, a, b, dtype=None, **kw):
         ufunc = getattr(np, m.name.split(".", 1)[1])
-        loops = loop_dtypes(m, ufunc, (a, b), dtype)
+        loops = [_computable(d, m.name) for d in loop_dtypes(m, ufunc, (a, b), dtype)]
         x, y = m.tensor(m.cast(a, loops[0]), loops[0]), m.cast(b, loops[1])
         if loops[-1].kind not in "iub":
             return m.cast(m.mark(op(x, y), loops[-1], m.shape), m.dtype)
@@ -23,7 +23,8 @@ def _zero_safe(op):
             return m.cast(m.mark(op(x, y), loops[-1], m.shape), m.dtype)
         zero = y == 0
         safe = torch.where(zero, torch.ones_like(y), y)
-        return torch.where(zero, torch.zeros_like(safe), op(x, safe))
+        out = torch.where(zero, torch.zeros_like(safe), op(x, safe))
+        return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
 
     return adapter
 
