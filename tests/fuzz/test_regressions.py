@@ -8,6 +8,7 @@ from parity import check
 
 U8 = np.array([[0, 3, 250], [7, 1, 2]], dtype=np.uint8)
 I64 = np.array([0, 1, -1, 2, -7], dtype=np.int64)
+F32 = np.array([-np.inf, -0.0, 0.0, np.nan, -2.0, 3.7, 0.5, np.inf, -8.0], dtype=np.float32)
 
 CASES = {
     # uint8 < -3 compares exact values in NumPy 2 (all False), not -3 wrapped to 253
@@ -20,10 +21,15 @@ CASES = {
     "argsort_0d": (lambda a: np.argsort(a.sum()), I64),
     # a Python float on the left of float16 // and %: computed in float16, not float64
     "weak_float_left_of_floor_divide": (lambda a: (2.5 // a, 2.5 % a), np.array([1.5, -2, 0.25], np.float16)),
+    # torch.heaviside(nan, h) is 0; NumPy's is nan
+    "heaviside_nan": (lambda a: (np.heaviside(a, 0.5), np.heaviside(a, a[::-1]), np.heaviside(-1.5, a)), F32),
+    # a zero float remainder has the divisor's sign in NumPy (the dividend's in torch): -inf // (-2 % 0.5)
+    "remainder_zero_sign": (lambda a: (np.signbit(a % 0.5), np.signbit(-2.0 % a), -np.inf // (np.float32(-2) % a)),
+                            F32),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_regression(name):
-    fn, arr = CASES[name]
-    check(fn, arr)
+    fn, *arrays = CASES[name]
+    check(fn, *arrays)

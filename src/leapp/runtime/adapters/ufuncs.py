@@ -16,7 +16,10 @@ def _zero_safe(op):
         loops = [_computable(d, m.name) for d in loop_dtypes(m, ufunc, (a, b), dtype)]
         x, y = m.tensor(m.cast(a, loops[0]), loops[0]), m.cast(b, loops[1])
         if loops[-1].kind not in "iub":
-            return m.cast(m.mark(op(x, y), loops[-1], m.shape), m.dtype)
+            out = op(x, y)
+            if op is torch.remainder:  # a zero remainder takes the divisor's sign in NumPy, the dividend's in torch
+                out = torch.where(out == 0, torch.copysign(torch.zeros_like(out), m.tensor(y, loops[1])), out)
+            return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
         if not isinstance(y, torch.fx.Proxy):
             if y == 0:
                 return torch.zeros_like(m.tensor(x), dtype=m.tdtype)
@@ -158,3 +161,12 @@ impl("numpy.add.outer")(_outer(torch.add))
 impl("numpy.subtract.outer")(_outer(torch.sub))
 impl("numpy.multiply.outer")(_outer(torch.mul))
 impl("numpy.divide.outer")(_outer(torch.div))
+
+
+@impl("numpy.heaviside")
+def heaviside(m, x, h, dtype=None, **kw):
+    loops = loop_dtypes(m, np.heaviside, (x, h), dtype)
+    x, h = m.tensor(m.cast(x, loops[0]), loops[0]), m.tensor(m.cast(h, loops[1]), loops[1])
+    out = torch.heaviside(x, h)  # torch.heaviside(nan, h) is 0, NumPy's is nan
+    out = torch.where(torch.isnan(x), x, out)
+    return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
