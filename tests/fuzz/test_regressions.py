@@ -26,6 +26,11 @@ CASES = {
     # a zero float remainder has the divisor's sign in NumPy (the dividend's in torch): -inf // (-2 % 0.5)
     "remainder_zero_sign": (lambda a: (np.signbit(a % 0.5), np.signbit(-2.0 % a), -np.inf // (np.float32(-2) % a)),
                             F32),
+    # NumPy's sum/mean/median of a lone -0.0 is 0.0 (the sum starts from +0.0)
+    "lone_negative_zero_reductions": (lambda a: tuple(np.signbit(f(a[1])) for f in (np.sum, np.mean, np.nanmean,
+                                                                                     np.nansum, np.median))
+                                      + (np.signbit(np.median(a[[1, 1]])), np.signbit(np.median(a[[1, 1, 1]]))),
+                                      F32),
 }
 
 

@@ -46,6 +46,8 @@ def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
         return m.tensor(np.full(tuple(m.shape), initial, dtype=m.dtype))
     if nd == 0 or (axis is not None and len(dims) == 0):
         out = m.tensor(x)
+        if kind in ("sum", "mean") and compute.kind in "fc":
+            out = out + 0.0  # NumPy's sum starts from +0.0, so a lone -0.0 sums to 0.0
     elif kind == "prod":
         out = x
         for d in sorted(dims, reverse=True):

@@ -41,10 +41,10 @@ def median(m, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     compute = np.dtype(np.float32) if m.dtype == np.float16 else m.dtype
     lo = s[..., (n - 1) // 2].to(m.torch_dtype(compute))
     if n % 2:
-        med = lo  # NumPy's mean of one element is the element
+        med = lo + 0.0  # NumPy's mean of one element: the element added to +0.0 (-0.0 becomes 0.0)
     else:
         hi = s[..., n // 2].to(m.torch_dtype(compute))
-        med = (lo + hi) / 2
+        med = (lo + hi + 0.0) / 2  # -0.0 and -0.0 average to 0.0 in NumPy
     med = _nan_fix(m, s, med, m.np_dtype(a)).to(m.tdtype)
     return med.reshape(m.shape)
 
@@ -151,7 +151,7 @@ def _mean(m, a, axis, keepdims):
     compute = np.dtype(np.float32) if rd == np.float16 else rd
     x = m.cast(a, compute)
     nd = m.ndim(a)
-    out = torch.mean(x, dim=norm_axes(axis, nd), keepdim=bool(keepdims)) if nd else x
+    out = torch.mean(x, dim=norm_axes(axis, nd), keepdim=bool(keepdims)) if nd else x + 0.0  # NumPy: 0.0 + -0.0
     return out.to(m.torch_dtype(rd))
 
 
@@ -187,7 +187,7 @@ def nanmean(m, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
     dims = norm_axes(axis, nd)
     filled = torch.where(nan, torch.zeros_like(x), x)
     compute = m.torch_dtype(np.float32) if m.dtype == np.float16 else m.tdtype
-    tot = torch.sum(filled.to(compute), dim=dims, keepdim=bool(keepdims)) if nd else filled
+    tot = torch.sum(filled.to(compute), dim=dims, keepdim=bool(keepdims)) if nd else filled + 0.0
     cnt = torch.sum((~nan).to(torch.int64), dim=dims, keepdim=bool(keepdims)) if nd else (~nan).to(torch.int64)
     return (tot / cnt).to(m.tdtype)
 
