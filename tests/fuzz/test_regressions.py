@@ -31,6 +31,11 @@ CASES = {
                                                                                      np.nansum, np.median))
                                       + (np.signbit(np.median(a[[1, 1]])), np.signbit(np.median(a[[1, 1, 1]]))),
                                       F32),
+    # a 0-d exponent of 0.5 is sqrt in NumPy's float32/64 loop: (-inf) ** 0.5 is nan, (-0.0) ** 0.5 is -0.0
+    "power_scalar_half": (lambda a, e: (a ** e, np.power(a, e), np.signbit(np.nan_to_num(a ** e))),
+                          F32, np.array(0.5, np.float16)),
+    # cbrt of float16 rounds float32 cbrtf once; cbrt(-0.0) is -0.0
+    "cbrt_float16_and_negative_zero": (lambda a: (np.cbrt(a.astype(np.float16)), np.signbit(np.cbrt(a))), F32),
 }
 
 

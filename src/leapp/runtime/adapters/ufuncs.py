@@ -78,8 +78,12 @@ def sign(m, x, dtype=None, **kw):
 
 @impl("numpy.cbrt")
 def cbrt(m, x, dtype=None, **kw):
-    x = m.cast(x, loop_dtypes(m, np.cbrt, (x,), dtype)[0])
-    return torch.sign(x) * torch.pow(torch.abs(x), 1.0 / 3.0)
+    loop = loop_dtypes(m, np.cbrt, (x,), dtype)[0]
+    # NumPy's float16 loop is float32 cbrtf rounded once; copysign keeps -0.0 (sign(-0.0) * 0 is 0.0)
+    compute = np.dtype(np.float32) if loop == np.float16 else loop
+    x = m.cast(x, compute)
+    out = torch.copysign(torch.pow(torch.abs(x), 1.0 / 3.0), x)
+    return m.cast(m.mark(out, compute, m.shape), m.dtype)
 
 
 @impl("numpy.reciprocal")
@@ -170,3 +174,20 @@ def heaviside(m, x, h, dtype=None, **kw):
     out = torch.heaviside(x, h)  # torch.heaviside(nan, h) is 0, NumPy's is nan
     out = torch.where(torch.isnan(x), x, out)
     return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
+
+
+@impl("numpy.power")
+def power(m, x, e, dtype=None, **kw):
+    from . import generic_ufunc
+
+    out = generic_ufunc("numpy.power")(m, x, e, dtype=dtype, **kw)
+    loops = loop_dtypes(m, np.power, (x, e), dtype)
+    # NumPy's float32/float64 loop takes sqrt for an exponent of 0.5 it sees as a scalar (a 0-d
+    # exponent, or a one-element one broadcast over more): sqrt(-inf) is nan and sqrt(-0.0) is -0.0
+    # where pow gives inf and 0.0. torch.pow does that for a Python 0.5 only, not for a tensor.
+    if (loops[-1] in (np.float32, np.float64) and isinstance(e, torch.fx.Proxy)
+            and int(np.prod(m.shape_of(e))) == 1 and (m.ndim(e) == 0 or int(np.prod(m.shape)) > 1)):
+        base = m.tensor(m.cast(x, loops[0]), loops[0])
+        root = m.cast(m.mark(torch.sqrt(base), loops[-1], m.shape_of(x)), m.dtype)
+        out = torch.where(m.cast(e, loops[1]) == 0.5, root, out)
+    return out
