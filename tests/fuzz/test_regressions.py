@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 from parity import check
 
+from leapp.errors import UnsupportedArgumentError
+
 U8 = np.array([[0, 3, 250], [7, 1, 2]], dtype=np.uint8)
 I64 = np.array([0, 1, -1, 2, -7], dtype=np.int64)
+U64 = np.array([0, 2**63, 2**64 - 1, 2**63 - 1, 5, 1], dtype=np.uint64)
 F32 = np.array([-np.inf, -0.0, 0.0, np.nan, -2.0, 3.7, 0.5, np.inf, -8.0], dtype=np.float32)
 
 CASES = {
@@ -36,7 +39,26 @@ CASES = {
                           F32, np.array(0.5, np.float16)),
     # cbrt of float16 rounds float32 cbrtf once; cbrt(-0.0) is -0.0
     "cbrt_float16_and_negative_zero": (lambda a: (np.cbrt(a.astype(np.float16)), np.signbit(np.cbrt(a))), F32),
+    # torch has no uint16/32/64 abs, sign, amax/amin, clamp or subtraction: exact through int64 (order with the
+    # top bit flipped), also past 2**63
+    "unsigned_abs_sign_extremes_clip_diff": (lambda a: tuple(
+        (np.abs(u), np.sign(u), np.max(u), np.nanmin(u, keepdims=True), np.clip(u, u[1], u[2]),
+         np.clip(u, None, u[4]), np.diff(u), np.diff(u, n=2)) for u in (a, a.astype(np.uint32), a.astype(np.uint16))),
+        U64),
 }
+
+U64_REFUSED = {
+    "floor_divide": lambda a: a // np.uint64(3),
+    "remainder": lambda a: a % a[1:2],
+    "right_shift": lambda a: a >> np.uint64(1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(U64_REFUSED))
+def test_uint64_without_exact_int64_form_is_refused_at_the_call(name):
+    # order, division and shifts past 2**63 differ in int64: leapp names the call and the fix
+    with pytest.raises(UnsupportedArgumentError, match=rf"test_regressions.py:\d+: numpy.{name}.*astype\(np.int64\)"):
+        check(U64_REFUSED[name], U64)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

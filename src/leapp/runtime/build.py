@@ -22,7 +22,7 @@ import torch
 import torch.fx
 from torch.fx.proxy import GraphAppendingTracer
 
-from ..errors import InternalError, LeappInternalWarning
+from ..errors import InternalError, LeappInternalWarning, UnsupportedArgumentError
 from .adapters import ADAPTERS, generic_ufunc
 from .dtypes import tensor_from_numpy, to_torch
 from .ir import Node, format_loc
@@ -287,19 +287,43 @@ def _stamp(graph, before, node, result):
             meta["leapp_shape"] = tuple(node.shape)
 
 
+def _refuse_unsigned(n, exc):
+    """torch has no arithmetic kernels for uint16/32/64 beyond what the adapters route through
+    int64 exactly; where one is still reached, refuse at the user's call rather than crash."""
+    text = str(exc).split("\n", 1)[0]
+    kind = next((k for k in ("UInt64", "UInt32", "UInt16") if f"for '{k}'" in text), None)
+    if kind is None or n is None:
+        return
+    name = kind.lower()
+    call = n.meta.get("leapp_call", n.target)
+    raise UnsupportedArgumentError(
+        f"{n.meta.get('leapp_source')}: {call}(...) cannot be traced on {name}: torch has no {name} kernel "
+        f"for it, and int64 gives other results past 2**63 (order, division, shifts); cast the operands "
+        f"with .astype(np.int64) first ({text})"
+    ) from None
+
+
 def check_dtypes(gm, inputs, *, where="graph"):
     """Run ``gm`` once and make every node's dtype NumPy's; shapes must already agree."""
     values = {}
 
     class _Probe(torch.fx.Interpreter):
+        current = None
+
         def run_node(self, n):
+            self.current = n
             value = super().run_node(n)
             values[n] = value
             return value
 
+    probe = _Probe(gm)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _Probe(gm).run(*inputs)
+        try:
+            probe.run(*inputs)
+        except NotImplementedError as exc:
+            _refuse_unsigned(probe.current, exc)
+            raise
     repaired = []
     for n in list(gm.graph.nodes):
         want = n.meta.get("leapp_dtype")

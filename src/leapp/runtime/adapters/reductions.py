@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import impl, norm_axes
+from . import _flip, impl, norm_axes
 
 _MULTI_DIM = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin, "mean": torch.mean,
               "all": torch.all, "any": torch.any}
@@ -52,6 +52,13 @@ def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
         out = x
         for d in sorted(dims, reverse=True):
             out = torch.prod(out, d, keepdim=bool(keepdims))
+    elif kind in ("amax", "amin") and compute.kind == "u" and compute.itemsize > 1:
+        # torch has no uint16/32/64 max/min; int64 with the top bit flipped orders uint64 the same
+        flip = compute == np.uint64
+        y = m.cast(x, np.int64)
+        y = _flip(y) if flip else y
+        y = _MULTI_DIM[kind](y, dim=dims, keepdim=bool(keepdims))
+        out = m.cast(m.mark(_flip(y) if flip else y, np.int64, m.shape), compute)
     else:
         out = _MULTI_DIM[kind](x, dim=dims, keepdim=bool(keepdims))
     if initial is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import impl, norm_axes
+from . import _flip, impl, norm_axes
 
 
 def _operand(m, v, dtype, other_is_tensor):
@@ -48,6 +48,16 @@ def clip(m, a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
         out = out if lo is None else torch.maximum(out, lo)
         out = out if hi is None else torch.minimum(out, hi)
         return out.to(torch.bool)
+    if m.dtype.kind == "u" and m.dtype.itemsize > 1:
+        # torch.clamp has no uint16/32/64 kernel: clamp in int64, uint64 with its top bit flipped
+        flip = m.dtype == np.uint64
+        x = m.tensor(x).to(torch.int64)
+        out = _flip(x) if flip else x
+        for bound, op in ((lo, torch.maximum), (hi, torch.minimum)):
+            if bound is not None:
+                b = m.tensor(bound, m.dtype).to(torch.int64)
+                out = op(out, _flip(b) if flip else b)
+        return (_flip(out) if flip else out).to(m.tdtype)
     # torch.clamp takes two numbers or two tensors, not one of each
     if isinstance(lo, torch.fx.Proxy) != isinstance(hi, torch.fx.Proxy) and lo is not None and hi is not None:
         lo, hi = m.tensor(lo, m.dtype), m.tensor(hi, m.dtype)

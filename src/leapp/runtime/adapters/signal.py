@@ -84,9 +84,12 @@ def diff(m, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         parts.append(t)
     x = torch.cat(parts, dim) if len(parts) > 1 else m.tensor(a, dtype)
     is_bool = dtype == np.bool_
+    wide = dtype.kind == "u" and dtype.itemsize > 1  # torch has no uint16/32/64 subtraction; int64 wraps alike
+    if wide:
+        x = x.to(torch.int64)
     for _ in range(n):
         x = _diff_once(x, dim, is_bool)
-    return x
+    return x.to(m.tdtype) if wide else x
 
 
 @impl("numpy.ediff1d")

@@ -61,7 +61,7 @@ impl("numpy.rint")(_rounding(torch.round))
 def absolute(m, x, dtype=None, **kw):
     loops = loop_dtypes(m, np.absolute, (x,), dtype)
     x = m.cast(x, loops[0])
-    if loops[0].kind == "b":  # NumPy's bool loop is the identity; torch.abs has none
+    if loops[0].kind in "bu":  # NumPy's bool and unsigned loops are the identity; torch.abs has neither
         return m.cast(x, m.dtype)
     return m.cast(m.mark(torch.abs(x), loops[-1], m.shape), m.dtype)
 
@@ -70,6 +70,8 @@ def absolute(m, x, dtype=None, **kw):
 def sign(m, x, dtype=None, **kw):
     loops = loop_dtypes(m, np.sign, (x,), dtype)
     x = m.cast(x, loops[0])
+    if loops[0].kind == "u":  # torch.sign has no uint16/32/64 kernel; an unsigned sign is x != 0
+        return m.cast(m.mark((x != 0).to(m.torch_dtype(loops[-1])), loops[-1], m.shape), m.dtype)
     out = torch.sign(x)
     if loops[0].kind in "fc":  # torch.sign(nan) is 0, NumPy's is nan
         out = torch.where(torch.isnan(x), x, out)
