@@ -45,6 +45,11 @@ CASES = {
         (np.abs(u), np.sign(u), np.max(u), np.nanmin(u, keepdims=True), np.clip(u, u[1], u[2]),
          np.clip(u, None, u[4]), np.diff(u), np.diff(u, n=2)) for u in (a, a.astype(np.uint32), a.astype(np.uint16))),
         U64),
+    # diff of an axis of length 0 or 1 (after a mask, the length is known only at run time)
+    "diff_short_and_masked": (lambda a: (np.diff(a[:1]), np.diff(a[:0]), np.diff(a, n=12), np.diff(a[a > 3]),
+                                        np.diff(a[a > 3], n=2)), F32),
+    # the median of an empty slice is nan
+    "median_of_empty": (lambda a: (np.median(np.diff(a[:1])), np.median(a[:0].reshape(0, 1), axis=0)), F32),
 }
 
 U64_REFUSED = {

@@ -60,8 +60,9 @@ def unwrap(m, p, discont=None, axis=-1, *, period=2 * math.pi):
 
 
 def _diff_once(x, dim, is_bool):
-    n = x.shape[dim]
-    a, b = torch.narrow(x, dim, 1, n - 1), torch.narrow(x, dim, 0, n - 1)
+    # slices, not narrow(x, dim, 1, n - 1): the length may be data-dependent (after a mask) and 0
+    lead = (slice(None),) * dim
+    a, b = x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)]
     return torch.ne(a, b) if is_bool else a - b
 
 

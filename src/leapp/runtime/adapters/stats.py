@@ -37,6 +37,8 @@ def _nan_fix(m, s, out, dtype):
 @impl("numpy.median")
 def median(m, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     x, n = _last_axis(m, a, axis)
+    if n == 0:  # NumPy's median of nothing is nan (the mean of an empty slice)
+        return m.tensor(np.full(tuple(m.shape), np.nan, dtype=m.dtype))
     s = torch.sort(x, dim=-1)[0]
     compute = np.dtype(np.float32) if m.dtype == np.float16 else m.dtype
     lo = s[..., (n - 1) // 2].to(m.torch_dtype(compute))
