@@ -120,6 +120,26 @@ def _moment(m, a, axis, ddof, keepdims, correction, std):
     x = m.cast(a, compute)
     nd = m.ndim(a)
     fn = torch.std if std else torch.var
+    if np.dtype(compute).kind == "f":
+        # NumPy's two passes: the mean, then the mean square deviation, in the compute dtype, so
+        # that squares overflow to inf where NumPy's do (torch.var's single pass does not)
+        shape = m.shape_of(a)
+        cplx = m.np_dtype(a).kind == "c"
+        if cplx:  # the deviations are complex; their squares are dev * conj(dev), real (as NumPy)
+            x = m.cast(a, m.np_dtype(a))
+        dims = norm_axes(axis, nd) if nd else (0,)
+        x = x if nd else x.reshape(1)
+        n = int(np.prod([shape[d] for d in dims])) if nd else 1
+        def total(t, keep):  # axis=() reduces nothing (torch.sum would take dim=() as every axis)
+            return torch.sum(t, dim=dims, keepdim=keep) if dims else t
+
+        dev = x - total(x, True) / n
+        sq = (dev * torch.conj(dev)).real if cplx else dev * dev
+        out = total(sq, bool(keepdims)) / max(n - ddof, 0)
+        if nd == 0:
+            out = out.reshape(())
+        out = torch.sqrt(out) if std else out
+        return m.cast(m.mark(out, compute, m.shape), m.dtype)
     if nd == 0:
         out = fn(x.reshape(1), dim=0, correction=ddof)
     else:
