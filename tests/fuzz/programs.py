@@ -136,6 +136,8 @@ def _step(rnd, values):
             return ("func", "roll", [x, rnd.choice([1, -2, 3])], kw)
         if name in ("sort", "argsort", "diff") and kw.get("axis", 0) is None:
             kw = {"axis": -1}
+        if name == "argsort":  # NumPy's default sort is not stable: only kind="stable" orders ties one way
+            kw["kind"] = "stable"
         return ("func", name, [x], kw)
     if name in ("concatenate", "stack"):
         return ("join", name, [x, ("v", _ref(rnd, values))], {"axis": 0 if nd else None})
@@ -166,6 +168,13 @@ def apply(step, values):
     kind, name, args, kw = step
     a = [_get(x, values) for x in args]
     if kind == "ufunc":
+        if name in ("signbit", "copysign") and args[-1][0] == "v":
+            # IEEE 754 leaves the sign of a NaN that an operation makes unspecified (NumPy's libm
+            # gives -nan for sqrt(-1) on x86, torch +nan), so programs do not observe it
+            s = a[-1]
+            if name == "signbit":
+                return np.signbit(s) & (s == s)
+            a[-1] = np.where(s != s, np.abs(s), s)
         return getattr(np, name)(*a)
     if kind == "op":
         return eval(f"p0 {name} p1", {}, {"p0": a[0], "p1": a[1]})  # noqa: S307 - fixed operator table
