@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import ProblemsError, TraceError, ValidationError, ValidationWarning
 from .runtime import record, state
-from .runtime.ir import Trace, _copy_array, format_loc
+from .runtime.ir import Trace, _copy_array, format_loc, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
 from .runtime.traced import TracedNpArray
 
@@ -166,8 +166,9 @@ def output_tensors(node: str, tensors: dict):
         raise TraceError(
             f"annotate.output_tensors({node!r}) without a matching annotate.input_tensors({node!r}, ...)"
         )
+    where = user_location()
     for key, value in tensors.items():
-        trace.outputs[key] = _output_ref(trace, key, value)
+        trace.outputs[key] = _output_ref(trace, key, value, where)
         trace.output_values[key] = _copy_array(record.plain(value), copy=True)
     state.deactivate()
     rec = session.nodes[node]
@@ -192,10 +193,9 @@ def output_tensors(node: str, tensors: dict):
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def _output_ref(trace, key, value):
+def _output_ref(trace, key, value, loc=None):
     from .runtime.torch_interop import TracedTensor
 
-    loc = None
     if isinstance(value, TracedTensor):
         return value._lp_node
     if isinstance(value, TracedNpArray):

@@ -33,7 +33,7 @@ def test_untraced_call_warns_with_the_seed_text_at_the_user_line():
     with pytest.warns(UntracedCallWarning) as record:
         _trace(f, X)
     messages = [str(w.message) for w in record]
-    assert "No torch equivalent for numpy function numpy.polyval. Operation will not be traced." in messages
+    assert "No torch equivalent for numpy function polyval. Operation will not be traced." in messages
     hit = [w for w in record if "polyval" in str(w.message)][0]
     assert hit.filename == __file__
     assert "np.polyval" in open(__file__).read().splitlines()[hit.lineno - 1]
@@ -132,3 +132,12 @@ def test_seed_session_strict_raises():
     x = annotate.input_tensors("n", {"x": X})
     with pytest.raises(EscapeError):
         float(x.sum())
+
+
+def test_warning_names_functions_as_numpy_spells_them():
+    from leapp.table import display_name
+
+    assert display_name("numpy.polyval") == "polyval"
+    assert display_name("numpy.linalg.lstsq") == "lstsq"
+    assert display_name("numpy.add.at") == "add.at"
+    assert display_name("ndarray.partition") == "ndarray.partition"

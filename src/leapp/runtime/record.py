@@ -238,11 +238,12 @@ def wrap_results(trace, name, args, kwargs, result, loc, entry):
 
 def untraced(trace, name, loc, result, entry=None):
     """A call leapp cannot trace: warn with the seed's text, mark the result as escaped."""
-    message = table.untraced_message(name)
+    # The seed's exact text, naming the function as NumPy spells it (np.polyval -> polyval)
+    message = table.untraced_message(table.display_name(name))
     if isinstance(entry, table.Unsupported):
-        detail = f" {entry.reason}; {entry.instead}."
+        detail = f" ({name}: {entry.reason}; {entry.instead}.)"
     else:
-        detail = ""
+        detail = f" ({name})"
     where = format_loc(loc)
     trace.problems.append(Problem("untraced", name, loc, f"{message}{detail}"))
     if trace.strict:

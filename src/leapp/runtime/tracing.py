@@ -138,8 +138,10 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
     try:
         result = fn(*t_args, **t_kwargs)
         spec, outs = output_structure(result)
+        code = getattr(fn, "__code__", None)
+        returned_at = (code.co_filename, code.co_firstlineno, code.co_name, None) if code else None
         for key, value in outs.items():
-            trace.outputs[key] = _output_node(trace, key, value)
+            trace.outputs[key] = _output_node(trace, key, value, returned_at)
             trace.output_values[key] = _copy_array(record.plain(value), copy=True) if not _is_tensor(value) \
                 else value.detach().cpu().numpy().copy()
     finally:
@@ -169,13 +171,13 @@ def _traced_input(trace, key, value):
     return traced
 
 
-def _output_node(trace, key, value):
+def _output_node(trace, key, value, loc=None):
     from .torch_interop import TracedTensor
 
     if isinstance(value, TracedTensor):
         return value._lp_node
     if isinstance(value, TracedNpArray):
-        return record.node_of_operand(trace, value, None, f"output {key!r}")
+        return record.node_of_operand(trace, value, loc, f"output {key!r}")
     if _is_tensor(value):
         return value.detach().cpu().numpy().copy()
     return _copy_array(value, copy=True)

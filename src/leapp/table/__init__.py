@@ -16,6 +16,7 @@ from ._schema import (
     HARMLESS_VALUES,
     Entry,
     Unsupported,
+    display_name,
     untraced_message,
 )
 from .extended import EXTENDED, EXTENDED_METHODS, SCALAR_CASTS, STATIC_EXTRA
@@ -36,6 +37,7 @@ __all__ = [
     "lookup",
     "canonical",
     "untraced_message",
+    "display_name",
 ]
 
 

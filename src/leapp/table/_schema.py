@@ -94,6 +94,25 @@ class Unsupported:
         return False
 
 
+def display_name(name: str) -> str:
+    """A callable's name as NumPy itself spells it (its ``__name__``).
+
+    ``numpy.clip`` -> ``clip``, ``numpy.linalg.lstsq`` -> ``lstsq``,
+    ``numpy.add.at`` -> ``add.at``; array methods keep ``ndarray.``.
+    """
+    if not name.startswith("numpy."):
+        return name
+    rest = name[len("numpy."):]
+    head, _, tail = rest.partition(".")
+    if tail and head in _SUBMODULES:
+        return tail
+    return rest
+
+
+_SUBMODULES = frozenset({"linalg", "fft", "random", "lib", "ma", "polynomial", "char", "strings",
+                         "rec", "emath", "testing", "exceptions", "dtypes"})
+
+
 def untraced_message(name: str) -> str:
     """The seed's exact warning text for a call with no table entry."""
     return f"No torch equivalent for numpy function {name}. Operation will not be traced."
