@@ -50,6 +50,10 @@ CASES = {
                                         np.diff(a[a > 3], n=2)), F32),
     # the median of an empty slice is nan
     "median_of_empty": (lambda a: (np.median(np.diff(a[:1])), np.median(a[:0].reshape(0, 1), axis=0)), F32),
+    # the median of a mask selection: its length (and so the middle, and whether it is empty) comes from the data;
+    # one middle element is not averaged with itself (3.4e38 stays finite)
+    "median_of_data_sized": (lambda a: (np.median(a[a > 0.3]), np.median(a[a > 3.5]), np.median(np.nan_to_num(a)[2:7]),
+                                        np.median(a[a < 0], keepdims=True)), F32),
     # std/var in NumPy's two passes: float32 squares of -3.4e38 overflow to inf; complex deviations square to
     # |dev|**2; axis=() reduces nothing
     "std_var_two_pass": (lambda a: (np.std(np.nan_to_num(a)), np.var(a[[0, 4, 5]], axis=-1, ddof=1),

@@ -15,7 +15,7 @@ from . import impl, norm_axes
 from .reductions import reduce_with
 
 
-def _last_axis(m, a, axis):
+def _last_axis(m, a, axis, sized_at_run_time=False):
     """``a`` with the reduced axes merged into one trailing axis (and its length)."""
     x = m.tensor(a)
     shape = m.shape_of(a)
@@ -24,29 +24,32 @@ def _last_axis(m, a, axis):
     keep = [d for d in range(nd) if d not in dims]
     x = torch.permute(x, keep + list(dims)) if nd else x.reshape(1)
     n = int(np.prod([shape[d] for d in dims])) if nd else 1
-    return x.reshape(tuple(shape[d] for d in keep) + (n,)), n
+    lead = tuple(shape[d] for d in keep)
+    # -1 where the caller reads the length at run time: it may be data-dependent (a boolean-mask
+    # selection), and the sample's n only the traced one (callers that index with the sample's n
+    # keep it fixed, so that another length fails loudly); reshape cannot infer -1 next to an empty axis
+    dynamic = sized_at_run_time and (not lead or (n > 0 and int(np.prod(lead)) > 0))
+    return x.reshape(lead + ((-1,) if dynamic else (n,))), n
 
 
 def _nan_fix(m, s, out, dtype):
     """NaN wherever the slice holds a NaN (sorted last), as NumPy's median/quantile."""
     if np.dtype(dtype).kind not in "fc":
         return out
-    return torch.where(torch.isnan(s[..., -1]), torch.full_like(out, float("nan")), out)
+    return torch.where(torch.any(torch.isnan(s[..., -1:]), dim=-1), torch.full_like(out, float("nan")), out)
 
 
 @impl("numpy.median")
 def median(m, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    x, n = _last_axis(m, a, axis)
-    if n == 0:  # NumPy's median of nothing is nan (the mean of an empty slice)
-        return m.tensor(np.full(tuple(m.shape), np.nan, dtype=m.dtype))
+    x, n = _last_axis(m, a, axis, sized_at_run_time=True)
     s = torch.sort(x, dim=-1)[0]
     compute = np.dtype(np.float32) if m.dtype == np.float16 else m.dtype
-    lo = s[..., (n - 1) // 2].to(m.torch_dtype(compute))
-    if n % 2:
-        med = lo + 0.0  # NumPy's mean of one element: the element added to +0.0 (-0.0 becomes 0.0)
-    else:
-        hi = s[..., n // 2].to(m.torch_dtype(compute))
-        med = (lo + hi + 0.0) / 2  # -0.0 and -0.0 average to 0.0 in NumPy
+    # NumPy's median is the mean of the middle one or two sorted elements; the length is read at
+    # run time (it may be data-dependent) and the middle taken as a slice: no overflow for one
+    # element, (lo + hi) / 2 for two, nan for none; + 0.0 as NumPy's sum (-0.0 gives 0.0)
+    length = s.shape[-1]
+    mid = s[..., (length - 1) // 2:length // 2 + 1].to(m.torch_dtype(compute))
+    med = torch.mean(mid, dim=-1) + 0.0
     med = _nan_fix(m, s, med, m.np_dtype(a)).to(m.tdtype)
     return med.reshape(m.shape)
 
