@@ -200,6 +200,7 @@ def _output_ref(trace, key, value, loc=None):
         return value._lp_node
     if isinstance(value, TracedNpArray):
         return record.node_of_operand(trace, value, loc, f"output {key!r}")
+    record.constant_output(trace, key, loc)
     return _copy_array(value, copy=True)
 
 

@@ -118,6 +118,22 @@ def _freeze(trace, arr, loc, call, escaped):
     return node
 
 
+def constant_output(trace, key, loc):
+    """An output that is a plain NumPy value: the graph will return it unchanged, whatever the inputs.
+
+    Rarely intended; usually a call dropped the tracing on the way (NumPy's own
+    ``asarray`` bound before tracing started, a C extension, ``x.view(np.ndarray)``).
+    A warning, not an error, since a fixed output can be deliberate.
+    """
+    message = (
+        f"output {key!r} (at {format_loc(loc)}) does not depend on the inputs: it is a plain NumPy "
+        f"value, frozen into the graph. If it was computed from the inputs, a call on the way dropped "
+        f"the tracing (for example NumPy's asarray bound with `from numpy import asarray` before "
+        f"tracing started); write np.asarray(...) or use leapp.compile, which routes such names"
+    )
+    warn_at(message, EscapeWarning, loc)
+
+
 def report(trace, kind, call, loc, message, error_cls, warning_cls):
     """Record a problem; raise in strict mode, warn (at the user's line) otherwise."""
     trace.problems.append(Problem(kind, call, loc, message))

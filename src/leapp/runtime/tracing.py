@@ -180,4 +180,5 @@ def _output_node(trace, key, value, loc=None):
         return record.node_of_operand(trace, value, loc, f"output {key!r}")
     if _is_tensor(value):
         return value.detach().cpu().numpy().copy()
+    record.constant_output(trace, key, loc)
     return _copy_array(value, copy=True)
