@@ -230,6 +230,17 @@ class CompiledPipeline:
     def __contains__(self, name):
         return name in self.nodes
 
+    def export(self, format: str = "onnx", folder: str | None = None, **options) -> dict:
+        """Export every node (checked against NumPy) into ``folder``, by default
+        ``<save_path>/<session name>`` from ``leapp.start``; returns the pipeline description."""
+        import os
+
+        from .export import export_pipeline
+
+        if folder is None:
+            folder = os.path.join(self.session.save_path, self.session.name)
+        return export_pipeline(self, folder, format, **options)
+
     def report(self) -> str:
         parts = []
         for name, node in self.nodes.items():

@@ -207,3 +207,15 @@ def test_numpy_is_restored_after_stop():
     assert np.asarray is not original
     leapp.stop()
     assert np.asarray is original
+
+
+def test_pipeline_export_defaults_to_the_session_save_path(tmp_path):
+    leapp.start("saved", save_path=str(tmp_path))
+    for frame in _frames(2):
+        _seed_pass(frame)
+    leapp.stop()
+    p = leapp.compile_graph(validate=True)
+    p.export("onnx")
+    folder = tmp_path / "saved"
+    assert (folder / "pipeline.json").exists()
+    assert (folder / "preprocess.onnx").exists() and (folder / "preprocess.onnx.json").exists()
