@@ -79,6 +79,6 @@ def check(fn, *arrays, samples=None, n_fresh=3, seed=0, strict=True):
             got = traced.node(**inputs)
             outs = [got[name] for name in traced.node.output_names]
             assert len(outs) == len(want), f"{len(outs)} outputs, NumPy gave {len(want)}"
-            for i, (g, w) in enumerate(zip(outs, want)):
+            for i, (g, w) in enumerate(zip(outs, want, strict=True)):
                 assert_same(g, w, what=f"case {k} output {i}: ")
     return traced

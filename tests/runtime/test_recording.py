@@ -11,7 +11,7 @@ from parity import check
 from leapp.runtime.tracing import trace_function
 
 F = np.linspace(-3, 4, 12, dtype=np.float32).reshape(3, 4)
-I = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
+I32 = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
 
 
 def test_numpy_scalar_results_stay_traced():
@@ -117,9 +117,9 @@ def test_reflected_and_in_place_operators():
 
 
 def test_bitwise_on_ints_logical_on_bools():
-    check(lambda x: (x & 3) | (x ^ -2), I)
-    check(lambda x: ~x, I)
-    check(lambda x: ~(x > 0) | (x < -3), I)
+    check(lambda x: (x & 3) | (x ^ -2), I32)
+    check(lambda x: ~x, I32)
+    check(lambda x: ~(x > 0) | (x < -3), I32)
 
 
 def test_long_chain_is_recorded_and_lowered_without_recursion():
@@ -149,7 +149,7 @@ def test_graph_and_constant_names_are_deterministic():
     b = trace_function(f, (F,), {}, names=["x"]).node.graph_module
     assert a.code == b.code
     assert [n for n, _ in a.named_buffers()] == [n for n, _ in b.named_buffers()]
-    for (_, t1), (_, t2) in zip(a.named_buffers(), b.named_buffers()):
+    for (_, t1), (_, t2) in zip(a.named_buffers(), b.named_buffers(), strict=True):
         assert torch.equal(t1, t2)
 
 

@@ -12,7 +12,6 @@ import numpy as np
 from .. import table
 
 
-
 def _resolve(dotted: str):
     parts = dotted.split(".")
     if parts[0] != "numpy":

@@ -38,7 +38,7 @@ _SAME = {
 }
 
 METHODS = [
-    _m(n, same_as=n, category=cat, torch="(as numpy.%s)" % n)
+    _m(n, same_as=n, category=cat, torch=f"(as numpy.{n})")
     for cat, names in _SAME.items()
     for n in names
 ] + [

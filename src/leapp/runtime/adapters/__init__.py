@@ -144,5 +144,17 @@ def norm_axes(axis, ndim):
     return (int(axis) % max(ndim, 1),)
 
 
-from . import conversion, creation, indexing, linalg, reductions, shape, selection, ufuncs  # noqa: E402,F401
-from . import extended, linalg_ext, signal, stats  # noqa: E402,F401
+from . import (  # noqa: E402,F401  # noqa: E402,F401
+    conversion,
+    creation,
+    extended,
+    indexing,
+    linalg,
+    linalg_ext,
+    reductions,
+    selection,
+    shape,
+    signal,
+    stats,
+    ufuncs,
+)
