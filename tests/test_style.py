@@ -1,0 +1,13 @@
+"""The code base stays ruff-clean (configuration in pyproject.toml)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ruff_finds_nothing():
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests", "benchmarks"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
