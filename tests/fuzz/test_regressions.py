@@ -59,6 +59,11 @@ CASES = {
     "std_var_two_pass": (lambda a: (np.std(np.nan_to_num(a)), np.var(a[[0, 4, 5]], axis=-1, ddof=1),
                                     np.std(a * 1j + 1), np.var(a, axis=()), np.std(a.reshape(3, 3), axis=0,
                                                                                    keepdims=True)), F32),
+    # std/var of a mask selection count the data's elements, not the traced sample's; float16 squares and their sum
+    # overflow to inf as NumPy's (computed in float16, only the sums accumulate in float32)
+    "std_var_data_sized_and_float16": (lambda a: (np.std(a[a > 0.3]), np.var(a[a < 0], ddof=1),
+                                                  np.var(np.nan_to_num(a).astype(np.float16) * 100),
+                                                  np.std(np.array([300, 0, 150, 21], np.float16) * a[5])), F32),
 }
 
 U64_REFUSED = {

@@ -114,37 +114,38 @@ def mean(m, a, axis=None, dtype=None, out=None, keepdims=False, **kw):
 
 
 def _moment(m, a, axis, ddof, keepdims, correction, std):
+    """NumPy's two passes: the mean, then the mean square deviation, each step in NumPy's dtype.
+
+    float16 stays float16 (its squares and their sum overflow to inf as in NumPy; only the sums
+    accumulate in float32); torch.var's single pass overflows nowhere. The counts are read at
+    run time: after a boolean mask the length is the data's, not the traced sample's.
+    """
     if correction is not None:
         ddof = correction
-    compute = _float_compute(m.dtype)
-    x = m.cast(a, compute)
+    rd = np.dtype(m.dtype)  # the real result dtype: float64 for ints and bools
+    src = m.np_dtype(a)
+    cplx = src.kind == "c"
+    x = m.cast(a, src if cplx else rd)
     nd = m.ndim(a)
-    fn = torch.std if std else torch.var
-    if np.dtype(compute).kind == "f":
-        # NumPy's two passes: the mean, then the mean square deviation, in the compute dtype, so
-        # that squares overflow to inf where NumPy's do (torch.var's single pass does not)
-        shape = m.shape_of(a)
-        cplx = m.np_dtype(a).kind == "c"
-        if cplx:  # the deviations are complex; their squares are dev * conj(dev), real (as NumPy)
-            x = m.cast(a, m.np_dtype(a))
-        dims = norm_axes(axis, nd) if nd else (0,)
-        x = x if nd else x.reshape(1)
-        n = int(np.prod([shape[d] for d in dims])) if nd else 1
-        def total(t, keep):  # axis=() reduces nothing (torch.sum would take dim=() as every axis)
-            return torch.sum(t, dim=dims, keepdim=keep) if dims else t
+    x = x if nd else x.reshape(1)
+    dims = norm_axes(axis, nd) if nd else (0,)
+    acc = m.torch_dtype(np.float32) if rd == np.float16 else None
 
-        dev = x - total(x, True) / n
-        sq = (dev * torch.conj(dev)).real if cplx else dev * dev
-        out = total(sq, bool(keepdims)) / max(n - ddof, 0)
-        if nd == 0:
-            out = out.reshape(())
-        out = torch.sqrt(out) if std else out
-        return m.cast(m.mark(out, compute, m.shape), m.dtype)
+    def total(t, keep):  # axis=() reduces nothing (torch.sum would take dim=() as every axis)
+        if not dims:
+            return t
+        return torch.sum(t.to(acc), dim=dims, keepdim=keep).to(t.dtype) if acc else torch.sum(t, dim=dims, keepdim=keep)
+
+    def count(keep):
+        return total(torch.ones_like(x, dtype=m.torch_dtype(rd)), keep)
+
+    dev = x - total(x, True) / count(True)
+    sq = (dev * torch.conj(dev)).real if cplx else dev * dev
+    out = total(sq, bool(keepdims)) / torch.clamp(count(bool(keepdims)) - ddof, min=0)
     if nd == 0:
-        out = fn(x.reshape(1), dim=0, correction=ddof)
-    else:
-        out = fn(x, dim=norm_axes(axis, nd), correction=ddof, keepdim=bool(keepdims))
-    return m.cast(m.mark(out, compute, m.shape), m.dtype)
+        out = out.reshape(())
+    out = torch.sqrt(out) if std else out
+    return m.cast(m.mark(out, rd, m.shape), m.dtype)
 
 
 @impl("numpy.std")
