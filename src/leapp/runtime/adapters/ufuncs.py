@@ -81,11 +81,21 @@ def sign(m, x, dtype=None, **kw):
 @impl("numpy.cbrt")
 def cbrt(m, x, dtype=None, **kw):
     loop = loop_dtypes(m, np.cbrt, (x,), dtype)[0]
-    # NumPy's float16 loop is float32 cbrtf rounded once; copysign keeps -0.0 (sign(-0.0) * 0 is 0.0)
-    compute = np.dtype(np.float32) if loop == np.float16 else loop
-    x = m.cast(x, compute)
-    out = torch.copysign(torch.pow(torch.abs(x), 1.0 / 3.0), x)
-    return m.cast(m.mark(out, compute, m.shape), m.dtype)
+    # torch has no cbrt. float16: |x| ** (1/3) in float32, rounded once (NumPy's loop is float32
+    # cbrtf: bit-identical here). float32/float64: in float64 with one Newton step, rounded once;
+    # glibc's cbrt is then matched but for rare ulps, and perfect cubes are exact (cbrt(27) is 3,
+    # not 3.0000002, which floor() would make 2). NumPy's float32 loop may be SIMD (SVML) code,
+    # itself within an ulp of exact. copysign keeps -0.0 (sign(-0.0) * 0 would be 0.0).
+    x = m.cast(x, loop)
+    if loop == np.float16:
+        y = torch.pow(torch.abs(x).to(torch.float32), 1.0 / 3.0)
+    else:
+        mag = torch.abs(x).to(torch.float64)
+        y = torch.pow(mag, 1.0 / 3.0)
+        fix = y - (y * y * y - mag) / (3.0 * y * y)
+        y = torch.where(torch.isfinite(fix) & (y > 0), fix, y)
+    out = torch.copysign(y.to(m.torch_dtype(loop)), x)
+    return m.cast(m.mark(out, loop, m.shape), m.dtype)
 
 
 @impl("numpy.reciprocal")
