@@ -64,6 +64,8 @@ CASES = {
     "std_var_data_sized_and_float16": (lambda a: (np.std(a[a > 0.3]), np.var(a[a < 0], ddof=1),
                                                   np.var(np.nan_to_num(a).astype(np.float16) * 100),
                                                   np.std(np.array([300, 0, 150, 21], np.float16) * a[5])), F32),
+    # scalar ** scalar is NumPy's scalar math (C pow: (-inf) ** 0.5 is inf), not the array loop's sqrt
+    "power_half_of_numpy_scalars": (lambda a: (-np.inf) ** np.min(a[6:7]), F32),
     # cbrt of float64 perfect cubes is exact (pow(27, 1/3) is 3.0000000000000004), so floor() keeps them
     "cbrt_perfect_cubes": (lambda a: np.floor(np.cbrt(a)), (np.arange(-50, 51) ** 3).astype(np.float64)),
 }

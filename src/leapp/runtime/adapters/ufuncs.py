@@ -197,7 +197,9 @@ def power(m, x, e, dtype=None, **kw):
     # NumPy's float32/float64 loop takes sqrt for an exponent of 0.5 it sees as a scalar (a 0-d
     # exponent, or a one-element one broadcast over more): sqrt(-inf) is nan and sqrt(-0.0) is -0.0
     # where pow gives inf and 0.0. torch.pow does that for a Python 0.5 only, not for a tensor.
-    if (loops[-1] in (np.float32, np.float64) and isinstance(e, torch.fx.Proxy)
+    # Only for an array base: a 0-d one is most often a NumPy scalar (a reduction's result), and
+    # scalar ** scalar is NumPy's scalar math, plain C pow.
+    if (loops[-1] in (np.float32, np.float64) and isinstance(e, torch.fx.Proxy) and m.ndim(x) >= 1
             and int(np.prod(m.shape_of(e))) == 1 and (m.ndim(e) == 0 or int(np.prod(m.shape)) > 1)):
         base = m.tensor(m.cast(x, loops[0]), loops[0])
         root = m.cast(m.mark(torch.sqrt(base), loops[-1], m.shape_of(x)), m.dtype)
