@@ -66,6 +66,9 @@ CASES = {
                                                   np.std(np.array([300, 0, 150, 21], np.float16) * a[5])), F32),
     # scalar ** scalar is NumPy's scalar math (C pow: (-inf) ** 0.5 is inf), not the array loop's sqrt
     "power_half_of_numpy_scalars": (lambda a: (-np.inf) ** np.min(a[6:7]), F32),
+    # round(x, d) scales in the array's dtype: float16 59870 * 10 overflows to inf, and float16 10**5 is inf
+    "round_decimals_float16_overflow": (lambda a: (np.round(a * 1000, 1), np.round(a, 5), np.round(a, -5),
+                                                   np.round(a.astype(np.float32), 40)), F32.astype(np.float16)),
     # cbrt of float64 perfect cubes is exact (pow(27, 1/3) is 3.0000000000000004), so floor() keeps them
     "cbrt_perfect_cubes": (lambda a: np.floor(np.cbrt(a)), (np.arange(-50, 51) ** 3).astype(np.float64)),
 }

@@ -52,7 +52,13 @@ def round_(m, a, decimals=0, out=None):
         return (torch.round(x.to(torch.float64) / scale) * scale).to(m.tdtype)
     if decimals == 0:
         return torch.round(x)
-    return torch.round(x, decimals=int(decimals))
+    # NumPy scales in the array's dtype (x * 10**d, rint, / 10**d), so float16 overflows to inf past
+    # 65504 / 10**d; torch.round(x, decimals=d) scales float16 in float32
+    with np.errstate(over="ignore"):  # 10**d as the array's dtype: float16 10**5 is inf, as in NumPy
+        scale = float(np.power(10.0, abs(int(decimals))).astype(m.dtype))
+    if decimals > 0:
+        return torch.round(x * scale) / scale
+    return torch.round(x / scale) * scale
 
 
 @impl("numpy.sinc")
