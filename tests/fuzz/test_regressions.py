@@ -69,6 +69,9 @@ CASES = {
     # round(x, d) scales in the array's dtype: float16 59870 * 10 overflows to inf, and float16 10**5 is inf
     "round_decimals_float16_overflow": (lambda a: (np.round(a * 1000, 1), np.round(a, 5), np.round(a, -5),
                                                    np.round(a.astype(np.float32), 40)), F32.astype(np.float16)),
+    # a Python-int clip bound past the dtype's range on the harmless side is no bound in NumPy (uint8 at -1)
+    "clip_int_bounds_past_the_dtype": (lambda a: (np.clip(a, -1, 0), np.clip(a, -1, 400), np.clip(a, -3, None),
+                                                  np.clip(a.astype(np.int8), -200, 2**70)), U8),
     # cbrt of float64 perfect cubes is exact (pow(27, 1/3) is 3.0000000000000004), so floor() keeps them
     "cbrt_perfect_cubes": (lambda a: np.floor(np.cbrt(a)), (np.arange(-50, 51) ** 3).astype(np.float64)),
 }

@@ -37,6 +37,13 @@ def clip(m, a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
     hi = a_max if a_max is not _NO else (max if max is not _NO else None)
     lo = None if lo is np._NoValue else lo
     hi = None if hi is np._NoValue else hi
+    if m.dtype.kind in "iu":
+        # NumPy drops a Python-int bound past the dtype's range on the harmless side (uint8 clip at -1)
+        info = np.iinfo(m.dtype)
+        lo = None if type(lo) is int and lo < info.min else lo
+        hi = None if type(hi) is int and hi > info.max else hi
+    if lo is None and hi is None:
+        return torch.clone(m.tensor(m.cast(a, m.dtype)))
     x = m.cast(a, m.dtype)
     lo = None if lo is None else m.cast(lo, m.dtype)
     hi = None if hi is None else m.cast(hi, m.dtype)
