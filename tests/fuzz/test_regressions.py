@@ -72,6 +72,10 @@ CASES = {
     # a Python-int clip bound past the dtype's range on the harmless side is no bound in NumPy (uint8 at -1)
     "clip_int_bounds_past_the_dtype": (lambda a: (np.clip(a, -1, 0), np.clip(a, -1, 400), np.clip(a, -3, None),
                                                   np.clip(a.astype(np.int8), -200, 2**70)), U8),
+    # float16 products: over trailing (or all) axes NumPy multiplies in float32 and rounds once (300*300*0 is 0);
+    # over a leading axis it rounds each slice product to float16 (inf * 0 is nan)
+    "prod_float16": (lambda a: (np.prod(a), np.prod(a, axis=-1), np.prod(a, axis=0), np.prod(a, axis=0, keepdims=True)),
+                     np.array([[300, 300, 2], [300, 300, 0.5], [0, 0, 3]], np.float16)),
     # cbrt of float64 perfect cubes is exact (pow(27, 1/3) is 3.0000000000000004), so floor() keeps them
     "cbrt_perfect_cubes": (lambda a: np.floor(np.cbrt(a)), (np.arange(-50, 51) ** 3).astype(np.float64)),
 }

@@ -48,6 +48,20 @@ def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
         out = m.tensor(x)
         if kind in ("sum", "mean") and compute.kind in "fc":
             out = out + 0.0  # NumPy's sum starts from +0.0, so a lone -0.0 sums to 0.0
+    elif kind == "prod" and compute == np.float16 and tuple(sorted(dims)) == tuple(range(nd - len(dims), nd)):
+        # NumPy multiplies a float16 reduction over the trailing (or all) axes in one float32 loop and
+        # rounds once: 300 * 300 * 0 is 0, not inf * 0 = nan from per-axis float16 products
+        out = x.to(torch.float32)
+        for d in sorted(dims, reverse=True):
+            out = torch.prod(out, d, keepdim=bool(keepdims))
+        out = out.to(torch.float16)
+    elif kind == "prod" and compute == np.float16 and len(dims) == 1 and 0 < shape[dims[0]] <= 64:
+        # over a leading axis NumPy multiplies whole float16 slices in turn, rounding each product
+        d = dims[0]
+        out = x.select(d, 0)
+        for i in range(1, shape[d]):
+            out = out * x.select(d, i)
+        out = out.unsqueeze(d) if keepdims else out
     elif kind == "prod":
         out = x
         for d in sorted(dims, reverse=True):
