@@ -46,6 +46,8 @@ HARMLESS_VALUES = {
     "signature": (None,),
     "like": (None,),
     "ndmin": (0,),
+    "subok": (False,),
+    "writeable": (False,),
 }
 
 

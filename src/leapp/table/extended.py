@@ -55,6 +55,15 @@ EXTENDED = [
     _f("nancumsum", "torch.cumsum", R, "NaNs count as zero."),
     _f("nancumprod", "torch.cumprod", R, "NaNs count as one."),
     # signal and geometry
+    _f("convolve", "torch.nn.functional.conv1d", SG,
+       "1-D, modes full/same/valid as NumPy (the shorter operand is the kernel). Integer and bool "
+       "inputs are convolved in float64 and cast back: exact while sums stay below 2**53."),
+    _f("correlate", "torch.nn.functional.conv1d", SG,
+       "np.convolve with the second operand reversed (real inputs), NumPy's default mode='valid'."),
+    _f("lib.stride_tricks.sliding_window_view", "torch.Tensor.unfold", S,
+       "Windows are copies in the graph (NumPy returns a read-only view: no writes either way).",
+       {"subok": "subok= changes the array class, which the graph cannot carry", "writeable":
+        "writeable=True views alias overlapping windows; leave it False"}),
     _f("interp", "torch.searchsorted", SG,
        "Same slope formula and NaN fallbacks as NumPy's C loop; period= is refused. "
        "Always float64, as NumPy."),

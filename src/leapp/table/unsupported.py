@@ -84,7 +84,6 @@ UNSUPPORTED += [
             "np.nanmean((x - np.nanmean(x, axis, keepdims=True)) ** 2, axis) (then np.sqrt for nanstd)"),
     *_group("poly poly1d polyadd polyder polydiv polyfit polyint polymul polysub polyval roots", _NOT_YET,
             "evaluate polynomials with Horner's rule in array operations; fit coefficients outside the graph"),
-    *_group("convolve correlate", _NOT_YET, "sum shifted slices (x[k:n-m+k+1] * w[k]) over the kernel taps"),
     *_group("cov corrcoef", _NOT_YET, "center with np.mean and use matmul: d = x - x.mean(1, keepdims=True); "
             "d @ d.T / (n - 1)"),
     *_group("trapezoid gradient", _NOT_YET, "use np.diff and slices: np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2"),

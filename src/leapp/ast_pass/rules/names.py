@@ -77,7 +77,7 @@ class UntracedCall(Rule):
 
             @leapp.compile
             def f(x):
-                return np.lib.stride_tricks.sliding_window_view(x, 2)
+                return np.lib.stride_tricks.as_strided(x, (2, 2))
             """), line=6),
         Invalid(src("""
             import numpy.lib.stride_tricks as st
@@ -86,10 +86,10 @@ class UntracedCall(Rule):
                 return st.as_strided(a, b)
             """), line=4),
         Invalid(src("""
-            from numpy.lib.stride_tricks import sliding_window_view as windows
+            from numpy.lib.stride_tricks import as_strided as windows
             # leapp: trace
             def f(x):
-                return windows(x, 2)
+                return windows(x, (2, 2))
             """), line=4),
         Invalid(src("""
             import numpy as np

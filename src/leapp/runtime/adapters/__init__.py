@@ -144,7 +144,7 @@ def norm_axes(axis, ndim):
     return (int(axis) % max(ndim, 1),)
 
 
-from . import (  # noqa: E402,F401  # noqa: E402,F401
+from . import (  # noqa: E402,F401
     conversion,
     creation,
     extended,
@@ -157,4 +157,5 @@ from . import (  # noqa: E402,F401  # noqa: E402,F401
     signal,
     stats,
     ufuncs,
+    windows,
 )
