@@ -12,7 +12,8 @@ from . import programs
 
 def check_program(seed, n_fresh=3, max_steps=6):
     """Run program ``seed``: None when the graph matches NumPy, a string when leapp refused it
-    clearly at the call; a mismatch raises."""
+    clearly at the call ("refused: ...") or when NumPy's own answer is ill-conditioned at the
+    input ("ill-conditioned: ...", see ``_ill_conditioned``); a mismatch raises."""
     from parity import _flat
 
     from leapp.errors import LeappInternalWarning, UnsupportedArgumentError
@@ -33,9 +34,17 @@ def check_program(seed, n_fresh=3, max_steps=6):
         except Exception:
             return None  # the sample makes NumPy itself raise (e.g. an empty argmax): not a program
         try:
-            traced = trace_function(fn, tuple(sample), {}, names=[f"a{i}" for i in range(len(sample))], strict=True)
+            with warnings.catch_warnings(record=True) as internal:
+                warnings.simplefilter("always", LeappInternalWarning)
+                traced = trace_function(fn, tuple(sample), {}, names=[f"a{i}" for i in range(len(sample))],
+                                        strict=True)
         except UnsupportedArgumentError as exc:
             return f"refused: {exc}"  # a clear refusal at the call is the promised behaviour, not a mismatch
+        for w in internal:
+            # A repaired dtype is always a bug. A self-check miss on the sample is judged below,
+            # on case 0 (the sample), where an ill-conditioned input is told apart from a bug.
+            if "does not reproduce the traced sample" not in str(w.message):
+                raise AssertionError(f"seed {seed}: {w.message}")
         cases = [sample] + [[programs.fresh(rnd, s, d) for s, d in specs] for _ in range(n_fresh)]
         del want0
         for k, case in enumerate(cases):
@@ -46,9 +55,43 @@ def check_program(seed, n_fresh=3, max_steps=6):
             got = traced.node(**{f"a{i}": np.asarray(c) for i, c in enumerate(case)})
             outs = [got[n] for n in traced.node.output_names]
             work = _narrowest_float(steps, case)
-            for g, w in zip(outs, want, strict=True):
-                _compare(g, w, work, what=f"seed {seed} case {k}: ")
+            try:
+                for g, w in zip(outs, want, strict=True):
+                    _compare(g, w, work, what=f"seed {seed} case {k}: ")
+            except AssertionError as exc:
+                if not _ill_conditioned(fn, case, want, work):
+                    raise
+                return f"ill-conditioned: {str(exc).splitlines()[0]}"
     return None
+
+
+def _ill_conditioned(fn, case, want, work, ulps=4):
+    """NumPy's own result moves past the tolerance when the float inputs move by a few ulps.
+
+    torch's and NumPy's transcendental functions each round within an ulp or two but not alike;
+    a floor, a remainder or a large sin argument downstream can turn that into any difference.
+    Such an input has no single right answer at float precision, so a disagreement there is not a
+    leapp bug. Programs with no float input cannot be perturbed and are never excused."""
+    from parity import _flat
+
+    floats = [i for i, c in enumerate(case) if np.asarray(c).dtype.kind == "f"]
+    if not floats:
+        return False
+    for direction in (np.inf, -np.inf):
+        moved = [np.array(c, copy=True) for c in case]
+        for i in floats:
+            for _ in range(ulps):
+                moved[i] = np.nextafter(moved[i], direction).astype(moved[i].dtype)
+        try:
+            again = _flat(fn(*moved))
+        except Exception:
+            return True
+        for a, w in zip(again, want, strict=True):
+            try:
+                _compare(a, w, work, what="")
+            except AssertionError:
+                return True
+    return False
 
 
 def _narrowest_float(steps, inputs):

@@ -43,7 +43,10 @@ class CompiledNode:
             if not _close(got[key], want, 1e-5, 1e-6):
                 warnings.warn(
                     f"node {self.name!r} output {key!r}: the graph does not reproduce the traced "
-                    f"sample itself (max error {_max_err(got[key], want)}); this is a leapp bug",
+                    f"sample itself (max error {_max_err(got[key], want)}). This is a leapp bug, "
+                    f"unless the computation is ill-conditioned at this input: torch and NumPy round "
+                    f"exp/sin/pow... within an ulp but not alike, and a floor, a remainder or a large "
+                    f"sin argument downstream can magnify that; validate on other inputs to tell",
                     LeappInternalWarning,
                     stacklevel=3,
                 )
