@@ -36,3 +36,21 @@ def f(frame):
 def test_annotated_inputs_are_arrays_for_the_escape_rules():
     analysis = analyze_source(REGION, "r.py")
     assert [(d.code, d.line) for d in analysis.diagnostics] == [("LP201", 7)]
+
+
+CONFIG = '''
+import numpy as np
+import leapp
+
+@leapp.compile
+def preprocess(obs, cfg):
+    scale = float(cfg["scale"])
+    if cfg["clip"]:
+        obs = np.clip(obs, -1, 1)
+    return obs * scale + float(obs.max())
+'''
+
+
+def test_string_keyed_lookups_are_not_arrays_but_array_escapes_still_are():
+    analysis = analyze_source(CONFIG, "c.py")
+    assert [(d.code, d.line) for d in analysis.diagnostics] == [("LP201", 10)]

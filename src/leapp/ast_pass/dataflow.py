@@ -110,6 +110,10 @@ class Facts:
         if t is ast.Attribute:
             return e.attr in ARRAY_ATTRIBUTES and self.is_array(e.value)
         if t is ast.Subscript:
+            # cfg["scale"]: a string key means a mapping (a config, an observation dict), whose
+            # values the static pass cannot type; the runtime still sees them if they are arrays
+            if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
+                return False
             return self.is_array(e.value)
         if t is ast.BinOp:
             return self.is_array(e.left) or self.is_array(e.right)
