@@ -150,9 +150,40 @@ def _dispatch_handler(fn, args, kwargs):
         entry = table.lookup(name) if name else None
         if isinstance(entry, table.Entry) and entry.kind == "bypass":
             return bypass_call(name, original, args, kwargs, from_user=False)
+        if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc") and _nested_traced(args):
+            return _with_sequences_converted(name, fn, args, kwargs)
         if isinstance(entry, table.Unsupported) and not _traced_in(args, kwargs):
             # np.random.* and friends: no traced operand reaches NumPy's hooks,
             # but the result would still be frozen into the graph.
             result = fn(*args, **kwargs)
             return record.untraced(state.active, name, _loc(), result, entry)
     return fn(*args, **kwargs)
+
+
+def _nested_traced(args):
+    return any(isinstance(a, (list, tuple)) and a and record._contains_traced(a) for a in args)
+
+
+def _has_traced(value):
+    if isinstance(value, TracedNpArray):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_traced(v) for v in value)
+
+
+def _with_sequences_converted(name, fn, args, kwargs):
+    """``np.sum([x, y])``: NumPy looks for overrides in ``[x, y]`` only for the functions that take
+    sequences of arrays (concatenate, stack...). For the others the traced arrays inside the list
+    would be converted by NumPy's C code, out of leapp's sight; convert them as np.asarray does,
+    traced, and call again."""
+    result = fn(*args, **kwargs)
+    if _has_traced(result):
+        return result
+    converted = tuple(
+        bypass_call("numpy.asarray", _ORIGINAL_ASARRAY, (a,), {}, from_user=False)
+        if isinstance(a, (list, tuple)) and a and record._contains_traced(a) else a
+        for a in args
+    )
+    return fn(*converted, **kwargs)
+
+
+_ORIGINAL_ASARRAY = np.asarray  # bound at import, before any session patches it
