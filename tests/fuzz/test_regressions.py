@@ -79,10 +79,20 @@ CASES = {
 }
 
 U64_REFUSED = {
-    "floor_divide": lambda a: a // np.uint64(3),
-    "remainder": lambda a: a % a[1:2],
     "right_shift": lambda a: a >> np.uint64(1),
 }
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: a // b, lambda a, b: a % b, lambda a, b: np.fmod(a, b),
+    lambda a, b: a // np.uint64(3), lambda a, b: a % 7, lambda a, b: np.uint64(2**64 - 5) // b,
+    lambda a, b: (a.sum() // b, a.astype(np.uint8).sum() % b),
+], ids=["floor_divide", "remainder", "fmod", "by-scalar", "mod-python-int", "scalar-dividend", "sums"])
+def test_uint64_division_is_exact_past_2_63(fn):
+    # uint64 // and % run on int64 bits with a halving trick; values past 2**63 and zero divisors
+    b = np.array([3, 2**63, 2**64 - 1, 1, 0, 2**63 + 7], dtype=np.uint64)
+    with np.errstate(divide="ignore"):
+        check(fn, U64, b, samples=[(U64[::-1].copy(), b[::-1].copy()), (U64 * np.uint64(3), b + np.uint64(1))])
 
 
 @pytest.mark.parametrize("name", sorted(U64_REFUSED))

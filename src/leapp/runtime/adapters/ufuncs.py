@@ -13,6 +13,8 @@ def _zero_safe(op):
 
     def adapter(m, a, b, dtype=None, **kw):
         ufunc = getattr(np, m.name.split(".", 1)[1])
+        if loop_dtypes(m, ufunc, (a, b), dtype)[-1] == np.uint64:
+            return _unsigned_divmod(m, a, b, quotient=op is torch.floor_divide)
         loops = [_computable(d, m.name) for d in loop_dtypes(m, ufunc, (a, b), dtype)]
         x, y = m.tensor(m.cast(a, loops[0]), loops[0]), m.cast(b, loops[1])
         if loops[-1].kind not in "iub":
@@ -30,6 +32,36 @@ def _zero_safe(op):
         return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
 
     return adapter
+
+
+def _u64_bits(m, v):
+    """A uint64 operand as int64 holding the same bits (torch has no uint64 arithmetic)."""
+    if isinstance(v, torch.fx.Proxy):
+        return m.cast(v, np.int64)
+    return m.tensor(np.asarray(v).astype(np.uint64).astype(np.int64))
+
+
+def _unsigned_divmod(m, a, b, quotient):
+    """uint64 // and % exactly, on int64 bits: halve the dividend (a logical shift) so the
+    signed division is exact, double the quotient, and correct it by at most one. A divisor
+    of 2**63 or more divides at most once. Division by zero gives 0, as in NumPy."""
+    top = -(2**63)
+    x = m.tensor(_u64_bits(m, a))
+    y = m.tensor(_u64_bits(m, b))
+    zero = y == 0
+    y = torch.where(zero, torch.ones_like(y), y)
+    big = y < 0
+    q_big = (torch.bitwise_xor(x, top) >= torch.bitwise_xor(y, top)).to(torch.int64)
+    small = torch.where(big, torch.ones_like(y), y)
+    half = torch.bitwise_and(torch.bitwise_right_shift(x, 1), 2**63 - 1)
+    q = torch.floor_divide(half, small) * 2
+    r = x - q * small
+    fix = (torch.bitwise_xor(r, top) >= torch.bitwise_xor(small, top)).to(torch.int64)
+    q = torch.where(big, q_big, q + fix)
+    r = torch.where(big, x - q_big * y, r - fix * small)
+    out = q if quotient else r
+    out = torch.where(zero, torch.zeros_like(out), out)
+    return m.cast(m.mark(out, np.int64, m.shape), m.dtype)
 
 
 impl("numpy.floor_divide")(_zero_safe(torch.floor_divide))
