@@ -37,15 +37,17 @@ UFUNCS = [
     _u(
         "floor_divide",
         "torch.floor_divide",
-        note="Integer division by zero gives 0, as in NumPy (torch would raise).",
+        note="Integer division by zero gives 0, as in NumPy (torch would raise); uint64 is computed "
+        "exactly on int64 bits.",
     ),
     _u(
         "remainder",
         "torch.remainder",
         aliases=("mod",),
-        note="Integer modulo by zero gives 0, as in NumPy (torch would raise).",
+        note="Integer modulo by zero gives 0, as in NumPy (torch would raise); uint64 is computed "
+        "exactly on int64 bits.",
     ),
-    _u("fmod", "torch.fmod", note="Integer fmod by zero gives 0, as in NumPy."),
+    _u("fmod", "torch.fmod", note="Integer fmod by zero gives 0, as in NumPy; uint64 exact on int64 bits."),
     _u("power", "torch.pow", aliases=("pow",)),
     _u("float_power", "torch.float_power"),
     _u("negative", "torch.neg"),
