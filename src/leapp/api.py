@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import ProblemsError, TraceError, ValidationError, ValidationWarning
 from .runtime import record, state
-from .runtime.ir import Trace, _copy_array, format_loc, user_location
+from .runtime.ir import Trace, _copy_array, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
 from .runtime.traced import TracedNpArray
 
@@ -296,6 +296,3 @@ def _crosscheck(rec):
 
     return check_region(rec.region, rec.trace)
 
-
-def _where(loc):
-    return format_loc(loc)
