@@ -141,3 +141,12 @@ def test_warning_names_functions_as_numpy_spells_them():
     assert display_name("numpy.linalg.lstsq") == "lstsq"
     assert display_name("numpy.add.at") == "add.at"
     assert display_name("ndarray.partition") == "ndarray.partition"
+
+
+def test_argument_forms_an_adapter_refuses_name_the_call_and_line():
+    # np.einsum's interleaved form is valid NumPy; leapp refuses it as the user's call, not as a leapp bug
+    def f(x):
+        return np.einsum(x, [0, 1], [1])
+
+    with pytest.raises(UnsupportedArgumentError, match=r"test_escapes.py:\d+: numpy.einsum\(\.\.\.\).*subscripts"):
+        _trace(f, X)

@@ -228,6 +228,12 @@ def lower(trace, outputs, *, input_names=None):
         before = b.graph._root.prev  # the last node so far: what follows it is new
         try:
             result = adapter(Ctx(b, node), *args, **kwargs)
+        except UnsupportedArgumentError as exc:
+            # an argument form the adapter refuses (einsum's interleaved form, qr mode=...):
+            # the user's mistake, named at the user's call, not a leapp bug
+            raise UnsupportedArgumentError(
+                f"{format_loc(node.loc)}: {node.op}(...) cannot be traced: {exc}"
+            ) from None
         except Exception as exc:
             raise InternalError(
                 f"lowering {node.op} recorded at {format_loc(node.loc)} failed: {exc}"

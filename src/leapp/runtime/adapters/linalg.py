@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ...errors import UnsupportedArgumentError
 from . import impl, norm_axes
 
 
@@ -49,7 +50,7 @@ def dot(m, compute, a, b, out=None):
 @products
 def einsum(m, compute, subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     if not isinstance(subscripts, str):
-        raise TypeError("np.einsum's interleaved (operand, sublist) form is not supported; use a subscripts string")
+        raise UnsupportedArgumentError("the interleaved (operand, sublist) form is not supported; use a subscripts string")
     return torch.einsum(subscripts, *[m.tensor(o, compute) for o in operands])
 
 

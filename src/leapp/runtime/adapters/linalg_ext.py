@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ...errors import UnsupportedArgumentError
 from . import impl
 from .linalg import norm
 
@@ -70,7 +71,7 @@ def cholesky(m, a, /, *, upper=False):
 @impl("numpy.linalg.qr")
 def qr(m, a, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"qr mode={mode!r} is not supported")
+        raise UnsupportedArgumentError(f"mode={mode!r} is not supported; use 'reduced', 'complete' or 'r'")
     q, r = torch.linalg.qr(_float(m, a), mode=mode)
     return r if mode == "r" else (q, r)
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import torch
 
+from ...errors import UnsupportedArgumentError
 from . import impl, norm_axes
 
 
@@ -40,7 +41,7 @@ def interp(m, x, xp, fp, left=None, right=None, period=None):
 @impl("numpy.unwrap")
 def unwrap(m, p, discont=None, axis=-1, *, period=2 * math.pi):
     if m.dtype.kind not in "f":
-        raise TypeError("np.unwrap of integers is not supported")
+        raise UnsupportedArgumentError("integer input is not supported; convert with .astype(np.float64)")
     x = m.tensor(p, m.dtype)
     nd = m.ndim(p)
     dim = norm_axes(axis, nd)[0]
@@ -131,7 +132,7 @@ def pad(m, array, pad_width, mode="constant", **kwargs):
                     v = m.cast(values, m.dtype)
                     part = torch.broadcast_to(v.reshape(()), block) if m.ndim(values) == 0 else None
                     if part is None:
-                        raise TypeError("traced per-axis constant_values are not supported")
+                        raise UnsupportedArgumentError("traced per-axis constant_values are not supported; use one value or constants")
                 else:
                     part = torch.full(block, consts[d][side].item(), dtype=m.tdtype)
                 parts.append((side, part))

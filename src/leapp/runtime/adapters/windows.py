@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ...errors import UnsupportedArgumentError
 from . import impl, norm_axes
 
 
@@ -26,7 +27,7 @@ def _convolve(m, a, v, mode, flip_kernel):
     elif mode == "valid":
         full = full[k - 1:n]
     elif mode != "full":
-        raise ValueError(f"mode={mode!r}")
+        raise UnsupportedArgumentError(f"mode={mode!r}: only 'full', 'same' and 'valid' exist")
     return m.cast(m.mark(full, compute, m.shape), m.dtype)
 
 
