@@ -113,36 +113,23 @@ def _normal(rng, shape, dt):
     return np.where(special, rng.integers(-6, 7, shape) / 2, v)
 
 
-def _positive(rng, shape, dt):
-    if dt.kind in "iu":
-        return rng.integers(1, 20, shape)
-    if dt.kind == "b":
-        return np.ones(shape, bool)
-    return rng.uniform(0.1, 6.0, shape)
+def _ranged(ints, floats, bools_random):
+    """An input generator: integers in ``ints``, floats uniform in ``floats``, bools random or all True."""
+
+    def draw(rng, shape, dt):
+        if dt.kind in "iu":
+            return rng.integers(*ints, shape)
+        if dt.kind == "b":
+            return rng.random(shape) < 0.5 if bools_random else np.ones(shape, bool)
+        return rng.uniform(*floats, shape)
+
+    return draw
 
 
-def _unit(rng, shape, dt):
-    if dt.kind in "iu":
-        return rng.integers(0, 2, shape)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    return rng.uniform(-0.95, 0.95, shape)
-
-
-def _ge1(rng, shape, dt):
-    if dt.kind in "iu":
-        return rng.integers(1, 10, shape)
-    if dt.kind == "b":
-        return np.ones(shape, bool)
-    return rng.uniform(1.0, 6.0, shape)
-
-
-def _small(rng, shape, dt):
-    if dt.kind in "iu":
-        return rng.integers(0, 5, shape)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    return rng.uniform(-2.0, 2.0, shape)
+_positive = _ranged((1, 20), (0.1, 6.0), bools_random=False)
+_unit = _ranged((0, 2), (-0.95, 0.95), bools_random=True)
+_ge1 = _ranged((1, 10), (1.0, 6.0), bools_random=False)
+_small = _ranged((0, 5), (-2.0, 2.0), bools_random=True)
 
 
 def _nonzero(rng, shape, dt):

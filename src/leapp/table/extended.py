@@ -11,21 +11,15 @@ from __future__ import annotations
 
 from ._schema import COMMON_REFUSALS, Entry
 from .functions import CR, CV, LA, SEL, SG, ST, A, C, R, S  # the category names, spelled once
+from .functions import _f as _function_entry
 
 _NAN_REDUCE = {"where": COMMON_REFUSALS["where"]}
 _LA32 = " float32 results agree with NumPy to about 1e-4 relative (different LAPACK paths)."
 
 
 def _f(name, torch, category, note="", refuse=None, kind="function", aliases=()):
-    return Entry(
-        name="numpy." + name,
-        torch=torch,
-        category=category,
-        kind=kind,
-        refuse=dict(refuse or {}),
-        aliases=tuple("numpy." + a for a in aliases),
-        note=note,
-    )
+    # the same entry builder as functions.py; here the note comes before refusals, as most entries have one
+    return _function_entry(name, torch, category, refuse, aliases, note, kind)
 
 
 _Q_NOTE = ("Only method='linear' (NumPy's default); q must be a constant. Same interpolation "
