@@ -87,13 +87,18 @@ def _in_range(loc, path, first, last) -> bool:
 
 
 def _site_names(name: str) -> set:
-    """Runtime ops a site may record: its own name, and for methods the function they share."""
+    """Runtime ops a site may record: its own name and the op its table entry records."""
     names = {table.canonical(name)}
     entry = table.lookup(name)
-    same = getattr(entry, "same_as", None)
-    if same:
-        names.add(table.canonical(same))
+    if isinstance(entry, table.Entry) and entry.recorded_op:
+        names.add(table.canonical(entry.recorded_op))
     return names
+
+
+def _records_no_node(name: str) -> bool:
+    """The table says a call of ``name`` returns its operand's own graph value (``x.view()``)."""
+    entry = table.lookup(name)
+    return isinstance(entry, table.Entry) and entry.recorded_op == ""
 
 
 def check(*, path, first_line, last_line, sites, diagnostics, nodes, problems, runs=None,
@@ -181,6 +186,8 @@ def _routed_row(s, found, at, run) -> Row:
         row.runtime = "pass-through (returned its traced operand)"
     elif run is not None and not run.traced:
         row.runtime = "folded (constant operands only)"
+    elif _records_no_node(s.name):
+        row.runtime = "alias of its operand (records no node of its own)"
     elif isinstance(table.lookup(s.name), table.Entry) and table.lookup(s.name).kind == "static":
         row.runtime = "evaluated at trace time (shape/dtype query)"
     else:

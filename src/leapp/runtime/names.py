@@ -12,7 +12,8 @@ import numpy as np
 from .. import table
 
 
-def _resolve(dotted: str):
+def resolve(dotted: str):
+    """The NumPy object a table name spells (``"numpy.linalg.norm"``), or None."""
     parts = dotted.split(".")
     if parts[0] != "numpy":
         return None
@@ -28,7 +29,7 @@ def _build() -> dict:
     found = {}
     for name, entry in table.TABLE.items():
         for dotted in (name, *getattr(entry, "aliases", ())):
-            obj = _resolve(dotted)
+            obj = resolve(dotted)
             if obj is not None and callable(obj):
                 found.setdefault(id(obj), (obj, name))
     return found

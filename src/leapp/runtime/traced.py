@@ -19,10 +19,27 @@ from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning
 from . import record, state
 from .ir import _internal_code, _is_internal, user_location
-from .names import function_name, ufunc_name
+from .names import function_name, resolve, ufunc_name
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
+
+
+def _recorded(method):
+    """The op the table says ``ndarray.<method>`` records (``Entry.recorded_op``).
+
+    The overrides below call the function it names, so the op a method site
+    records is the fact the cross-check reads, not a choice made here.
+    """
+    return table.lookup("ndarray." + method).recorded_op
+
+
+_RESHAPE = resolve(_recorded("reshape"))
+_TRANSPOSE = resolve(_recorded("transpose"))
+_T = resolve(_recorded("T"))
+_MT = resolve(_recorded("mT"))
+_CONJ = resolve(_recorded("conj"))
+_SORT = _recorded("sort")
 
 
 def _loc():
@@ -125,22 +142,22 @@ class TracedNpArray(np.ndarray):
         kwargs = {"order": order} if order != "C" else {}
         if copy is not None:
             kwargs["copy"] = copy
-        return np.reshape(self, shape, **kwargs)
+        return _RESHAPE(self, shape, **kwargs)
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return np.transpose(self, axes or None)
+        return _TRANSPOSE(self, axes or None)
 
     @property
     def T(self):
-        return np.transpose(self)
+        return _T(self)
 
     @property
     def mT(self):
         if self.ndim < 2:
             raise ValueError("matrix transpose with ndim < 2 is undefined")
-        return np.swapaxes(self, -1, -2)
+        return _MT(self, -1, -2)
 
     @property
     def real(self):
@@ -150,7 +167,7 @@ class TracedNpArray(np.ndarray):
 
     def conj(self):
         # for real dtypes NumPy returns the array itself (np.conj of bool would be int8)
-        return np.conjugate(self) if np.iscomplexobj(self) else self
+        return _CONJ(self) if np.iscomplexobj(self) else self
 
     def conjugate(self):
         return self.conj()
@@ -203,7 +220,7 @@ class TracedNpArray(np.ndarray):
         loc = _loc()
         base = record.node_of_operand(trace, self, loc, "ndarray.sort")
         _ndarray.sort(_plain_view(self, _ndarray), axis=axis, kind="stable", order=order)
-        node = trace.add("numpy.sort", (base, axis), None, self.dtype, self.shape, loc)
+        node = trace.add(_SORT, (base, axis), None, self.dtype, self.shape, loc)
         record.write(trace, self, node, loc)
 
     # --- printing: formatting reads the values, which must not record or escape --
@@ -401,7 +418,7 @@ def _install_fallbacks():
         if isinstance(entry, table.Entry) and entry.kind == "method" and entry.same_as:
             method = entry.name.split(".", 1)[1]
             if method not in TracedNpArray.__dict__:
-                setattr(TracedNpArray, method, _delegating(method, entry.same_as))
+                setattr(TracedNpArray, method, _delegating(method, entry.recorded_op))
     for method in dir(np.ndarray):
         if method.startswith("_") or method in TracedNpArray.__dict__:
             continue

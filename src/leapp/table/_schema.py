@@ -76,6 +76,20 @@ class Entry:
     # their first argument: "shape" (reshape-like) or "permute" (axis order);
     # writes through such a view are recorded back into the base array.
     view: str = ""
+    # The op a call of this entry appends to the runtime trace, when that is
+    # neither its own name nor its ``same_as``: ``ndarray.reshape`` records
+    # ``numpy.reshape``. "" for a method whose result is its operand's own
+    # graph value (``x.view()``): it records no node. Both stages read it: the
+    # runtime's method overrides call the function it names, and the
+    # cross-check matches a method's call site to the nodes it recorded.
+    records: str | None = None
+
+    @property
+    def recorded_op(self) -> str:
+        """The op a call records in the trace ("" when it records none, see ``records``)."""
+        if self.records is not None:
+            return self.records
+        return self.same_as or self.name
 
     @property
     def supported(self) -> bool:

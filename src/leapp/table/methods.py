@@ -14,7 +14,7 @@ from ._schema import COMMON_REFUSALS, Entry
 _ORDER = {"order": COMMON_REFUSALS["order"]}
 
 
-def _m(name, same_as=None, torch="", category="Conversion", refuse=None, note="", view=""):
+def _m(name, same_as=None, torch="", category="Conversion", refuse=None, note="", view="", records=None):
     return Entry(
         name="ndarray." + name,
         torch=torch,
@@ -24,6 +24,7 @@ def _m(name, same_as=None, torch="", category="Conversion", refuse=None, note=""
         same_as=None if same_as is None else "numpy." + same_as,
         note=note,
         view=view,
+        records=records,
     )
 
 
@@ -43,18 +44,20 @@ METHODS = [
     for n in names
 ] + [
     _m("reshape", torch="torch.reshape", category="Shape and layout", refuse=_ORDER, view="shape",
-       note="Accepts NumPy's x.reshape(2, 3) and x.reshape((2, 3)) forms."),
+       records="numpy.reshape", note="Accepts NumPy's x.reshape(2, 3) and x.reshape((2, 3)) forms."),
     _m("transpose", torch="torch.permute", category="Shape and layout", view="permute",
-       note="Accepts x.transpose(1, 0) and x.transpose((1, 0))."),
-    _m("T", torch="torch.permute", category="Shape and layout", note="Property.", view="permute"),
-    _m("mT", torch="torch.transpose", category="Shape and layout", note="Property.", view="permute"),
+       records="numpy.transpose", note="Accepts x.transpose(1, 0) and x.transpose((1, 0))."),
+    _m("T", torch="torch.permute", category="Shape and layout", note="Property.", view="permute",
+       records="numpy.transpose"),
+    _m("mT", torch="torch.transpose", category="Shape and layout", note="Property.", view="permute",
+       records="numpy.swapaxes"),
     _m("flatten", torch="torch.reshape", category="Shape and layout", refuse=_ORDER),
     _m("astype", torch="torch.Tensor.to", refuse={}),
     _m("copy", torch="torch.clone"),
-    _m("view", torch="torch.Tensor.view",
+    _m("view", torch="torch.Tensor.view", records="",
        note="Only x.view() and x.view(np.ndarray); reinterpreting bytes is refused."),
     _m("fill", torch="torch.full_like", category="Array creation", note="In place: rebinds the array."),
-    _m("sort", torch="torch.sort", category="Selection", note="In place, stable."),
+    _m("sort", torch="torch.sort", category="Selection", note="In place, stable.", records="numpy.sort"),
     _m("__getitem__", torch="operator.getitem", category="Selection",
        note="Basic slicing with negative steps (recorded as flips), Ellipsis, None, "
             "boolean masks and integer index arrays."),
