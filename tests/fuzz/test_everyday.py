@@ -1,0 +1,66 @@
+"""Everyday-style programs through ``@leapp.compile`` in CI: a bounded slice with fixed seeds.
+
+``benchmarks/everyday.py`` runs the same generator and check at scale (and
+without skipping the constructs ``everyday.KNOWN_ISSUES`` lists).
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+from . import everyday
+
+SLICE = range(0, 160)
+
+
+def test_everyday_slice_traces_exactly():
+    outcomes = collections.Counter()
+    bad = []
+    for seed in SLICE:
+        out = everyday.check(seed, skip=everyday.KNOWN_ISSUES)
+        outcomes[out.kind] += 1
+        if out.kind in ("false_refusal", "mismatch"):
+            bad.append(f"seed {seed} {out.kind} {out.constructs}: {out.detail[:600]}")
+    assert not bad, "\n".join(bad)
+    # the slice must exercise something: most programs trace, a few are refused on purpose
+    assert outcomes["exact"] >= 60, outcomes
+
+
+@pytest.mark.parametrize("seed", [3, 11, 17])
+def test_untraceable_programs_are_refused_naming_the_line(seed):
+    skip = {k for k in everyday.KNOWN_ISSUES if k.startswith("untraceable")}
+    program = everyday.generate(seed, untraceable_rate=1.0)
+    assert program.refuse_line is not None
+    out = everyday.check(seed, untraceable_rate=1.0, skip=skip)
+    assert out.kind in ("refused", "skipped"), out
+    if out.kind == "refused":
+        assert f":{program.refuse_line}:" in out.detail
+
+
+def test_every_style_and_construct_is_generated():
+    seen, styles = set(), set()
+    for seed in range(300):
+        program = everyday.generate(seed)
+        if program is not None:
+            seen |= program.constructs
+            styles.add(program.entry if "PREP" in program.entry else
+                       "closure" if "make_preprocess" in program.source else
+                       "dict" if "obs[" in program.source else "function")
+    assert styles == {"PREP.preprocess", "closure", "dict", "function"}
+    for construct in ("chain", "multiline", "inplace_copy", "helper", "closure_helper", "lookup", "quaternion",
+                      "history", "image", "normalise", "clip", "dotted_keys", "nan_inputs", "sanitise",
+                      "method_reshape", "method_view", "method_T", "lookup_index"):
+        assert construct in seen, construct
+
+
+def test_compare_catches_dtype_value_nan_and_structure_differences():
+    a = np.array([1.0, 2.0], np.float32)
+    assert everyday.compare(a, a.copy(), "float32") is None
+    assert "dtype" in everyday.compare(a.astype(np.float64), a, "float32")
+    assert "values differ" in everyday.compare(a + 0.01, a, "float32")
+    assert "NaN" in everyday.compare(np.array([np.nan, 1.0], np.float32), a, "float32")
+    assert "structure" in everyday.compare({"a": a}, {"b": a}, "float32")
+    assert "values differ" in everyday.compare(np.array([1, 2]), np.array([1, 3]), "float64")
