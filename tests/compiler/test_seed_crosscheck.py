@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import leapp
+import leapp.ast_pass
 import leapp.table
 from leapp.errors import LeappInternalWarning
 
@@ -61,3 +64,26 @@ def test_planted_disagreement_is_reported_at_compile_graph(monkeypatch):
     assert any(f"{PATH}:{line}: numpy.clip" in m for m in messages)
     assert not pipeline["prep"].crosscheck.ok
     assert "DISAGREEMENT" in pipeline.report()
+
+
+def test_planted_unsupported_verdict_on_a_traced_call_is_reported_at_compile_graph(monkeypatch):
+    leapp.start("test")
+    for frame in FRAMES:
+        region(frame)  # traced with the table's numpy.clip entry
+    leapp.stop()
+    # ...while the static pass, run at compile_graph, wrongly calls it unsupported
+    real = leapp.ast_pass.check_bytes
+
+    def planted(*args, **kwargs):
+        analysis = real(*args, **kwargs)
+        analysis.sites[:] = [dataclasses.replace(s, verdict="unsupported") if s.name == "numpy.clip" else s
+                             for s in analysis.sites]
+        return analysis
+
+    monkeypatch.setattr(leapp.ast_pass, "check_bytes", planted)
+    with pytest.warns(LeappInternalWarning) as caught:
+        leapp.compile_graph(validate=False)
+    line = region.__code__.co_firstlineno + 2
+    messages = [str(w.message) for w in caught if w.category is LeappInternalWarning]
+    assert any(f"{PATH}:{line}: numpy.clip: the static pass calls it unsupported, but the runtime traced it"
+               in m for m in messages), messages

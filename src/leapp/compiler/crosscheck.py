@@ -3,10 +3,16 @@
 The static pass reads the source and says, per NumPy call, whether it is
 traceable; the runtime records what actually happened. A call the static
 pass called supported must have recorded nodes when it ran (or have had only
-constant operands), and every untraced call or escaped value the runtime met
-must sit on a line the static pass flagged. Anything else means one of the
+constant operands) and must not have been refused by the runtime; a call it
+called unsupported must not have been traced. Anything else means one of the
 two stages is wrong about NumPy, which is a leapp bug: ``CrossCheck`` lists
 it as a disagreement naming the site, and the caller raises ``InternalError``.
+
+Every escaped or frozen value the runtime met must sit on a line the static
+pass flagged; a frozen value is excused only when the call it came from was
+flagged (its ``Problem.origin``). A problem on a line nobody flagged is a real
+problem in the user's code that lint missed: it is listed as ``missed`` and the
+caller raises it to the user (``ProblemsError``), not as a leapp contradiction.
 
 This module is the only place that joins the two stages' vocabularies; it
 imports neither torch nor ``leapp.runtime`` (it reads plain attributes of the
@@ -32,7 +38,8 @@ class Row:
     static: str  # the static verdict or lint code(s); "not flagged"
     runtime: str  # recorded / folded / untraced / escape / not executed ...
     nodes: int = 0
-    disagreement: str | None = None
+    disagreement: str | None = None  # leapp contradicts itself (InternalError)
+    missed: str | None = None  # a real problem in the code that leapp lint did not flag
 
 
 @dataclass
@@ -53,6 +60,12 @@ class CrossCheck:
                 for r in self.rows if r.disagreement]
 
     @property
+    def missed(self) -> list[str]:
+        """Real problems in the user's code the static pass did not flag (lint misses)."""
+        return [f"{self.path}:{r.line}{'' if r.col is None else f':{r.col}'}: {r.missed}"
+                for r in self.rows if r.missed]
+
+    @property
     def ok(self) -> bool:
         return not self.disagreements
 
@@ -70,6 +83,8 @@ class CrossCheck:
                 out.append(f"       |   {where}: {r.call}: {r.static} -> {r.runtime}")
                 if r.disagreement:
                     out.append(f"       |   !! DISAGREEMENT: {r.disagreement}")
+                if r.missed:
+                    out.append(f"       |   !! MISSED BY LINT: {r.missed}")
             others = self.other_nodes.get(line)
             if others:
                 ops = ", ".join(f"{op}" + (f" x{n}" if n > 1 else "") for op, n in sorted(others.items()))
@@ -130,25 +145,24 @@ def check(*, path, first_line, last_line, sites, diagnostics, nodes, problems, r
         shared[(s.line, s.col)] = shared.get((s.line, s.col), 0) + 1
     for s in sites:
         key = f"{path}:{s.line}:{s.col}"
-        at = [p for p in problems if _at(p.loc, path, s.line, s.col)]
+        names = _site_names(s.name)
         if key in routed:
             found = col_nodes.get((s.line, s.col), [])
             if shared[(s.line, s.col)] > 1:  # `np.abs(y).max()`: two calls start at one column
-                found = [n for n in found if n.op in _site_names(s.name)]
-            row = _routed_row(s, found, at, (runs or {}).get(key))
+                found = [n for n in found if n.op in names]
+            own = [p for p in problems if _own(p, names) and _at(p.loc, path, s.line, s.col)]
+            row = _routed_row(s, found, own, (runs or {}).get(key))
         else:
-            names = _site_names(s.name)
             found = [n for n in nodes if n.loc[1] == s.line and n.op in names and id(n) not in claimed]
-            at = at or [p for p in problems if _in_range(p.loc, path, s.line, s.line) and p.call in names]
-            row = _unrouted_row(s, found, at)
+            own = [p for p in problems if _own(p, names) and _in_range(p.loc, path, s.line, s.line)]
+            row = _unrouted_row(s, found, own)
         claimed.update(id(n) for n in found)
-        site_problems.update(id(p) for p in at)
+        site_problems.update(id(p) for p in own)
         cc.rows.append(row)
-    flagged_consequence = any(p.kind == "untraced" for p in problems)
+    flagged = _Flagged(path, sites, diagnostics)
     for p in problems:
-        if id(p) in site_problems:
-            continue
-        cc.rows.append(_problem_row(p, path, first_line, last_line, sites, diagnostics, flagged_consequence))
+        if id(p) not in site_problems:
+            cc.rows.append(_problem_row(p, path, first_line, last_line, flagged))
     for d in diagnostics:
         if not any(_covers(d, r.line) and r.static != "not flagged" for r in cc.rows):
             cc.rows.append(Row(d.line, d.col, d.code, d.code, "no problem seen at runtime (not executed, "
@@ -160,6 +174,11 @@ def check(*, path, first_line, last_line, sites, diagnostics, nodes, problems, r
     return cc
 
 
+def _own(p, names) -> bool:
+    """A runtime problem that is the call itself failing to trace (not a value passing through it)."""
+    return p.kind == "untraced" and table.canonical(p.call) in names
+
+
 def _at(loc, path, line, col) -> bool:
     return (loc is not None and not isinstance(loc, str) and loc[0] == path and loc[1] == line
             and len(loc) > 3 and loc[3] == col)
@@ -169,19 +188,31 @@ def _covers(d, line) -> bool:
     return d.line <= line <= max(d.line, d.end_line or d.line)
 
 
-def _routed_row(s, found, at, run) -> Row:
+# --- the rules -------------------------------------------------------------------
+# Disagreements (leapp contradicts itself: InternalError):
+SUPPORTED_BUT_UNTRACED = "the static pass calls it supported, but at runtime: {}"
+UNSUPPORTED_BUT_TRACED = "the static pass calls it {}, but the runtime traced it"
+SUPPORTED_BUT_NO_NODE = "the static pass calls it supported, but it ran on traced data and recorded no node"
+# Lint misses (a real problem in the user's code that ``leapp lint`` did not flag: the
+# user's ProblemsError, with a request to report the miss):
+NOT_FLAGGED = "{} ({}) on a line lint did not flag"
+FROZEN_FROM_UNFLAGGED = ("a value frozen at {} from a call lint did not flag (a frozen value is excused "
+                         "only as the consequence of a flagged call)")
+
+
+def _routed_row(s, found, own, run) -> Row:
     row = Row(s.line, s.col, s.name, s.verdict, "", len(found))
     traced_ok = s.verdict == "supported"
-    if run is None and not found and not at:
-        row.runtime = NOT_EXECUTED
-    elif at:
-        row.runtime = "; ".join(sorted({p.kind for p in at}))
+    if own:
+        row.runtime = "untraced"
         if traced_ok:
-            row.disagreement = f"the static pass calls it supported, but at runtime: {at[0].message}"
+            row.disagreement = SUPPORTED_BUT_UNTRACED.format(own[0].message)
+    elif run is None and not found:
+        row.runtime = NOT_EXECUTED
     elif found:
         row.runtime = f"recorded ({len(found)} node{'s' if len(found) > 1 else ''})"
         if s.verdict in ("unsupported", "random"):
-            row.disagreement = f"the static pass calls it {s.verdict}, but the runtime traced it"
+            row.disagreement = UNSUPPORTED_BUT_TRACED.format(s.verdict)
     elif run is not None and run.passthrough:
         row.runtime = "pass-through (returned its traced operand)"
     elif run is not None and not run.traced:
@@ -193,34 +224,58 @@ def _routed_row(s, found, at, run) -> Row:
     else:
         row.runtime = "nothing recorded"
         if traced_ok:
-            row.disagreement = ("the static pass calls it supported, but it ran on traced data and "
-                                "recorded no node")
+            row.disagreement = SUPPORTED_BUT_NO_NODE
     return row
 
 
-def _unrouted_row(s, found, at) -> Row:
+def _unrouted_row(s, found, own) -> Row:
     row = Row(s.line, None, s.name, s.verdict, "", len(found))
-    if at:
-        row.runtime = "; ".join(sorted({p.kind for p in at}))
+    if own:
+        row.runtime = "untraced"
         if s.verdict == "supported":
-            row.disagreement = f"the static pass calls it supported, but at runtime: {at[0].message}"
+            row.disagreement = SUPPORTED_BUT_UNTRACED.format(own[0].message)
     elif found:
         row.runtime = f"recorded ({len(found)} node{'s' if len(found) > 1 else ''})"
+        if s.verdict in ("unsupported", "random"):
+            row.disagreement = UNSUPPORTED_BUT_TRACED.format(s.verdict)
     else:
         row.runtime = "no node (not executed, or constant operands only)"
     return row
 
 
-def _problem_row(p, path, first, last, sites, diagnostics, consequence_ok) -> Row:
+class _Flagged:
+    """What the static pass flagged: lines its diagnostics cover, and sites it did not call supported."""
+
+    def __init__(self, path, sites, diagnostics):
+        self.path, self.sites, self.diagnostics = path, sites, diagnostics
+
+    def codes(self, line, col=None) -> list:
+        codes = sorted({d.code for d in self.diagnostics if _covers(d, line)})
+        codes += sorted({s.verdict for s in self.sites if s.line == line and s.verdict != "supported"
+                         and (col is None or s.col == col)})
+        return codes
+
+
+def _problem_row(p, path, first, last, flagged) -> Row:
     loc = p.loc
     col = loc[3] if loc is not None and not isinstance(loc, str) and len(loc) > 3 else None
     if loc is None or isinstance(loc, str):  # e.g. a frozen value returned as an output
         return Row(last, None, p.call, "no source position", f"{p.kind}: {p.message}")
     if not _in_range(loc, path, first, last):
         return Row(loc[1], col, p.call, "not linted (outside the function)", f"{p.kind}: {p.message}")
-    codes = sorted({d.code for d in diagnostics if _covers(d, loc[1])})
-    codes += sorted({s.verdict for s in sites if s.line == loc[1] and s.verdict != "supported"})
+    codes = flagged.codes(loc[1])
     row = Row(loc[1], col, p.call, ", ".join(codes) or "not flagged", p.kind)
-    if not codes and not (p.kind == "frozen" and consequence_ok):
-        row.disagreement = f"the runtime found a problem the static pass did not flag: {p.message}"
+    origin = p.origin
+    if p.kind == "frozen" and origin is not None and not isinstance(origin, str) and origin[:2] != loc[:2]:
+        # the use of an untraced call's result: the call's own problem, if the static pass flagged it
+        where = f"line {origin[1]}" if origin[0] == path else f"{origin[0]}:{origin[1]}"
+        origin_codes = flagged.codes(origin[1], origin[3] if len(origin) > 3 else None) \
+            if origin[0] == path else []
+        row.static = ", ".join(origin_codes) + f" (at {where}, where the value came from)" if origin_codes \
+            else row.static
+        if not origin_codes:
+            row.missed = FROZEN_FROM_UNFLAGGED.format(where)
+        return row
+    if not codes:
+        row.missed = NOT_FLAGGED.format(p.kind, p.call)
     return row

@@ -43,13 +43,16 @@ class Node:
 class Problem:
     """Something that keeps the graph from being exact, found while tracing."""
 
-    __slots__ = ("kind", "call", "loc", "message")
+    __slots__ = ("kind", "call", "loc", "message", "origin")
 
-    def __init__(self, kind, call, loc, message):
+    def __init__(self, kind, call, loc, message, origin=None):
         self.kind = kind  # "untraced", "escape", "frozen", "refused"
         self.call = call
         self.loc = loc
         self.message = message
+        # "frozen": where the frozen value came from (the untraced call's location),
+        # None when leapp did not see the operation that made it
+        self.origin = origin
 
     def __str__(self):
         return f"{format_loc(self.loc)}: {self.message}"

@@ -113,7 +113,8 @@ def _freeze(trace, arr, loc, call, escaped):
             f"an array produced by an operation leapp did not see is used by {call} at "
             f"{format_loc(loc)}; it is frozen into the graph as a constant"
         )
-    report(trace, "frozen", call, loc, message, EscapeError, EscapeWarning)
+    report(trace, "frozen", call, loc, message, EscapeError, EscapeWarning,
+           origin=escaped.loc if escaped is not None else None)
     node = trace.const(_plain_view(arr, np.ndarray), loc, origin=(origin, escaped.loc if escaped else loc))
     return node
 
@@ -134,9 +135,9 @@ def constant_output(trace, key, loc):
     warn_at(message, EscapeWarning, loc)
 
 
-def report(trace, kind, call, loc, message, error_cls, warning_cls):
+def report(trace, kind, call, loc, message, error_cls, warning_cls, origin=None):
     """Record a problem; raise in strict mode, warn (at the user's line) otherwise."""
-    trace.problems.append(Problem(kind, call, loc, message))
+    trace.problems.append(Problem(kind, call, loc, message, origin))
     if trace.strict:
         raise error_cls(message)
     warn_at(message, warning_cls, loc)
