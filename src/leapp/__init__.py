@@ -14,6 +14,8 @@ _LAZY = {
     "stop": "leapp.api",
     "compile_graph": "leapp.api",
     "annotate": "leapp.api",
+    # deployed pipelines
+    "load_pipeline": "leapp.pipeline.runtime",
     # decorator
     "compile": "leapp.compiler",
     # types

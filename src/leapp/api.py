@@ -24,7 +24,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .errors import ProblemsError, TraceError, ValidationError, ValidationWarning
+from .errors import PipelineWarning, ProblemsError, TraceError, ValidationError, ValidationWarning
 from .runtime import record, state
 from .runtime.ir import Trace, _copy_array, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
@@ -34,24 +34,42 @@ _session = None
 
 
 class _NodeRecord:
-    def __init__(self, name):
+    def __init__(self, name, order):
         self.name = name
+        self.order = order  # position of its first pass in the session: feedback runs backwards
+        self.passes = 0
         self.trace: Trace | None = None
         self.signature = None
         self.samples: list = []
         self.notes: list[str] = []
-        self.edges: list = []  # (from_node, from_output, to_input)
+        self.links: dict = {}  # input port -> {pass: Link}
+        self.state: dict = {}  # state name -> initial value (plain array)
+        self.carried: dict = {}  # state name -> value the next pass starts from
         self.region = None  # (file, first line, last line) of the first pass, for the cross-check
+
+
+class _OpenPass:
+    """The pass of a node between its first annotate.* call and annotate.output_tensors."""
+
+    def __init__(self, rec, trace):
+        self.rec = rec
+        self.trace = trace
+        self.state: list[str] = []  # declared in this pass, in call order
+        self.updates: dict = {}  # state name -> new value (plain copy)
 
 
 class Session:
     def __init__(self, name, save_path, strict):
+        from .pipeline.links import Gap
+
         self.name = name
         self.save_path = save_path
         self.strict = strict
         self.nodes: dict[str, _NodeRecord] = {}
         self.open = True
         self.opened_at = None  # (file, line) of the open node's annotate.input_tensors call
+        self.current: _OpenPass | None = None
+        self.gap = Gap(name)
 
 
 def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Session:
@@ -68,6 +86,7 @@ def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Se
         reset()
     _session = Session(name, save_path, strict)
     patches.install()
+    state.activate(_session.gap.trace)
     return _session
 
 
@@ -87,17 +106,16 @@ def stop() -> None:
 
     if _session is None:
         raise TraceError("leapp.stop() without leapp.start()")
-    if state.active is not None:
-        open_name = state.active.name
-        state.deactivate()
-        patches.uninstall()
-        _session.open = False
+    state.deactivate()
+    patches.uninstall()
+    _session.open = False
+    if _session.current is not None:
+        open_name = _session.current.rec.name
+        _session.current = None
         raise TraceError(
             f"node {open_name!r} is still open: annotate.input_tensors({open_name!r}, ...) was "
             f"called without a matching annotate.output_tensors({open_name!r}, ...)"
         )
-    patches.uninstall()
-    _session.open = False
 
 
 def _require_session():
@@ -106,32 +124,118 @@ def _require_session():
     return _session
 
 
+def _open(session, node, call) -> _OpenPass:
+    """The open pass of ``node``: the current one, or a new one when no node is open."""
+    current = session.current
+    if current is not None:
+        if current.rec.name != node:
+            raise TraceError(
+                f"annotate.{call}({node!r}) while node {current.rec.name!r} is still open; "
+                f"close it with annotate.output_tensors({current.rec.name!r}, ...) first"
+            )
+        return current
+    rec = session.nodes.get(node)
+    if rec is None:
+        rec = session.nodes[node] = _NodeRecord(node, len(session.nodes))
+    rec.passes += 1
+    current = session.current = _OpenPass(rec, Trace(node, strict=session.strict))
+    state.deactivate()  # the gap trace
+    state.activate(current.trace)
+    session.opened_at = _caller(2)
+    return current
+
+
 def input_tensors(node: str, tensors: dict):
-    """Mark the inputs of ``node``; returns traced values (one, or a tuple in dict order)."""
+    """Mark inputs of ``node``; returns traced values (one, or a tuple in dict order).
+
+    Several calls on one open node add inputs in call order. A value that is
+    another node's output (directly or through a copy, ``np.asarray``, ``[:]``
+    or ``astype``) makes an edge: forward when that node ran earlier in this
+    pass, feedback when it is a later node of the previous pass.
+    """
     session = _require_session()
-    if state.active is not None:
-        raise TraceError(
-            f"annotate.input_tensors({node!r}) while node {state.active.name!r} is still open; "
-            f"close it with annotate.output_tensors({state.active.name!r}, ...) first"
-        )
     if not isinstance(tensors, dict) or not tensors:
         raise TraceError("annotate.input_tensors(node, {name: array, ...}) needs a non-empty dict")
-    rec = session.nodes.setdefault(node, _NodeRecord(node))
-    trace = Trace(node, strict=session.strict)
+    where = _caller()
+    inside = session.current.trace if session.current is not None else None
+    links = {key: session.gap.follow(value, where, inside) for key, value in tensors.items()}
+    current = _open(session, node, "input_tensors")
+    for key, link in links.items():
+        _note_link(session, current.rec, key, link)
+    return _add_inputs(current, tensors)
+
+
+def _add_inputs(current, tensors):
+    trace = current.trace
     outs = []
     for key, value in tensors.items():
-        origin = getattr(value, "_lp_output", None)
-        if origin is not None and origin[0] != node and rec.trace is None:
-            rec.edges.append((origin[0], origin[1], key))
+        if key in trace.inputs:
+            raise TraceError(f"node {current.rec.name!r}: input {key!r} is declared twice in one pass")
         outs.append(_make_input(trace, key, value))
-    state.activate(trace)
-    session.opened_at = _caller()
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _caller():
+def _note_link(session, rec, key, link):
+    """Record how input ``key`` of this pass of ``rec`` was fed; report what cannot be followed."""
+    from .pipeline.links import Link, Unclear
+
+    if isinstance(link, Unclear):
+        if session.strict:
+            raise TraceError(f"node {rec.name!r} input {key!r}: {link.reason}")
+        warnings.warn(f"node {rec.name!r} input {key!r}: {link.reason}", PipelineWarning, stacklevel=3)
+        return
+    if isinstance(link, Link):
+        rec.links.setdefault(key, {})[rec.passes] = link
+
+
+def state_tensors(node: str, tensors: dict):
+    """Declare state of ``node``: ``{name: initial}``. Returns the traced state (one, or a tuple).
+
+    The first pass starts from ``initial``; every later pass from the value
+    ``annotate.update_state`` gave in the pass before, as the exported pipeline
+    will. In the graph a state is an input ``name`` and an output ``name.next``.
+    """
+    from .pipeline.spec import state_output
+
+    session = _require_session()
+    if not isinstance(tensors, dict) or not tensors:
+        raise TraceError("annotate.state_tensors(node, {name: initial, ...}) needs a non-empty dict")
+    current = _open(session, node, "state_tensors")
+    rec = current.rec
+    values = {}
+    for name, initial in tensors.items():
+        if state_output(name) in current.trace.outputs or name in current.state:
+            raise TraceError(f"node {node!r}: state {name!r} is declared twice in one pass")
+        if name not in rec.state:
+            rec.state[name] = _copy_array(record.plain(initial), copy=True)
+        current.state.append(name)
+        values[name] = rec.carried.get(name, rec.state[name])
+    return _add_inputs(current, values)
+
+
+def update_state(node: str, tensors: dict) -> None:
+    """Give the state of ``node`` its value for the next pass: ``{name: new}``, same shape and dtype."""
+    session = _require_session()
+    current = session.current
+    if current is None or current.rec.name != node:
+        raise TraceError(f"annotate.update_state({node!r}) outside a pass of {node!r}: call it between "
+                         f"annotate.input_tensors({node!r}, ...) and annotate.output_tensors({node!r}, ...)")
+    for name, value in tensors.items():
+        if name not in current.state:
+            raise TraceError(f"node {node!r}: annotate.update_state names state {name!r}, which this pass "
+                             f"did not declare with annotate.state_tensors (declared: {current.state})")
+        want = current.rec.state[name]
+        got = np.asarray(record.plain(value))
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise TraceError(f"node {node!r}: state {name!r} is {want.dtype}{list(want.shape)} but "
+                             f"annotate.update_state gives {got.dtype}{list(got.shape)}; a state keeps "
+                             f"its shape and dtype from pass to pass")
+        current.updates[name] = value
+
+
+def _caller(depth=1):
     """(file, line) of the user's annotate.* call: the region between two is linted at compile_graph."""
-    frame = sys._getframe(2)
+    frame = sys._getframe(depth + 1)
     return (frame.f_code.co_filename, frame.f_lineno)
 
 
@@ -149,6 +253,7 @@ def _make_input(trace, key, value):
         trace.inputs[key] = node
         trace.input_values[key] = array.copy()
         return TracedTensor(value.detach(), node)
+    value = record.plain(value)
     array = np.asarray(np.ndarray.view(value, np.ndarray) if isinstance(value, np.ndarray) else value)
     node = trace.add("input", (key,), None, array.dtype, array.shape, None)
     trace.inputs[key] = node
@@ -160,18 +265,37 @@ def _make_input(trace, key, value):
 
 def output_tensors(node: str, tensors: dict):
     """Mark the outputs of ``node``; closes its pass. Returns the values (one, or a tuple)."""
+    from .pipeline.spec import state_output
+
     session = _require_session()
-    trace = state.active
-    if trace is None or trace.name != node:
+    current = session.current
+    if current is None or current.rec.name != node:
         raise TraceError(
             f"annotate.output_tensors({node!r}) without a matching annotate.input_tensors({node!r}, ...)"
         )
+    trace = current.trace
+    rec = current.rec
     where = user_location()
     for key, value in tensors.items():
+        if key in current.state or key.endswith(".next") and key[:-5] in current.state:
+            raise TraceError(f"node {node!r}: output {key!r} has the name of a state port")
         trace.outputs[key] = _output_ref(trace, key, value, where)
         trace.output_values[key] = _copy_array(record.plain(value), copy=True)
+    for name in current.state:
+        new = current.updates.get(name)
+        if new is None:
+            warnings.warn(f"node {node!r}: state {name!r} is never updated (no annotate.update_state"
+                          f"({node!r}, {{{name!r}: ...}}) in this pass): it keeps its initial value",
+                          PipelineWarning, stacklevel=2)
+            new = rec.carried.get(name, rec.state[name])
+            trace.outputs[state_output(name)] = trace.inputs[name]
+        else:
+            trace.outputs[state_output(name)] = _output_ref(trace, state_output(name), new, where)
+        trace.output_values[state_output(name)] = _copy_array(record.plain(new), copy=True)
     state.deactivate()
-    rec = session.nodes[node]
+    session.current = None
+    for name in current.state:
+        rec.carried[name] = trace.output_values[state_output(name)]
     signature = tuple(n.op for n in trace.nodes)
     if rec.trace is None:
         rec.trace = trace
@@ -187,8 +311,8 @@ def output_tensors(node: str, tensors: dict):
                 f"pass: control flow depends on the data"
             )
     for key, value in tensors.items():
-        if isinstance(value, TracedNpArray):
-            value._lp_output = (node, key)
+        session.gap.bind_output(node, key, rec.passes, value)
+    state.activate(session.gap.trace)
     values = list(tensors.values())
     return values[0] if len(values) == 1 else tuple(values)
 
@@ -204,63 +328,22 @@ def _output_ref(trace, key, value, loc=None):
     return _copy_array(value, copy=True)
 
 
-annotate = SimpleNamespace(input_tensors=input_tensors, output_tensors=output_tensors)
+annotate = SimpleNamespace(input_tensors=input_tensors, output_tensors=output_tensors,
+                           state_tensors=state_tensors, update_state=update_state)
 
 
-class CompiledPipeline:
-    """What ``compile_graph`` returns: ``p["node"]`` is a ``CompiledNode``."""
+def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6):
+    """Lower every traced node to a GraphModule; with ``validate``, check each on every later sample.
 
-    def __init__(self, session, nodes, edges):
-        self.session = session
-        self.nodes = nodes
-        self.edges = edges
+    Returns a ``leapp.pipeline.CompiledPipeline``: ``p["node"]`` is a ``CompiledNode``.
+    """
+    from .pipeline.compiled import CompiledPipeline
 
-    def __getitem__(self, name) -> CompiledNode:
-        try:
-            return self.nodes[name]
-        except KeyError:
-            raise KeyError(f"no traced node {name!r}; traced: {sorted(self.nodes)}") from None
-
-    def __iter__(self):
-        return iter(self.nodes)
-
-    def __len__(self):
-        return len(self.nodes)
-
-    def __contains__(self, name):
-        return name in self.nodes
-
-    def export(self, format: str = "onnx", folder: str | None = None, **options) -> dict:
-        """Export every node (checked against NumPy) into ``folder``, by default
-        ``<save_path>/<session name>`` from ``leapp.start``; returns the pipeline description."""
-        import os
-
-        from .export import export_pipeline
-
-        if folder is None:
-            folder = os.path.join(self.session.save_path, self.session.name)
-        return export_pipeline(self, folder, format, **options)
-
-    def report(self) -> str:
-        parts = []
-        for name, node in self.nodes.items():
-            text = node.report()
-            check = getattr(node, "crosscheck", None)
-            if check is not None:
-                text += "\n" + check.format(f"  cross-check of {name!r} ({check.path}:"
-                                            f"{check.first_line}-{check.last_line})").replace("\n", "\n  ")
-            parts.append(text)
-        return "\n\n".join(parts)
-
-
-def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6) -> CompiledPipeline:
-    """Lower every traced node to a GraphModule; with ``validate``, check each on every later sample."""
     if _session is None:
         raise TraceError("compile_graph() needs a session: leapp.start(), trace, leapp.stop()")
     if _session.open:
         stop()
     compiled = {}
-    edges = []
     for name, rec in _session.nodes.items():
         if rec.trace is None:
             continue
@@ -284,8 +367,50 @@ def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6)
                 warnings.warn(message, ValidationWarning, stacklevel=2)
         node.crosscheck = _crosscheck(rec)
         compiled[name] = node
-        edges += [(src, out, name, inp) for src, out, inp in rec.edges]
-    return CompiledPipeline(_session, compiled, edges)
+    edges, feedback = _connections(_session)
+    recs = {n: r for n, r in _session.nodes.items() if n in compiled}
+    return CompiledPipeline(
+        _session.name, compiled, edges, feedback,
+        state={n: dict(r.state) for n, r in recs.items() if r.state},
+        examples={n: dict(r.trace.input_values) for n, r in recs.items()},
+        samples={n: list(r.samples) for n, r in recs.items()},
+        save_path=_session.save_path,
+    )
+
+
+def _connections(session):
+    """Forward edges (``(from, output, to, input)``) and feedback entries, from what each pass fed."""
+    from .pipeline.compiled import Feedback
+
+    edges, feedback = [], []
+    for name, rec in session.nodes.items():
+        for port, by_pass in rec.links.items():
+            sources = {(k.node, k.port) for k in by_pass.values()}
+            delays = {p - k.pass_index for p, k in by_pass.items()}
+            problem = None
+            if len(sources) > 1:
+                problem = f"is fed by different outputs in different passes ({sorted(sources)})"
+            elif len(delays) > 1 or not delays <= {0, 1}:
+                problem = (f"is fed by {sorted(sources)[0]} from {sorted(delays)} pass(es) before; the "
+                           f"pipeline carries a value from this pass (an edge) or the one before (feedback)")
+            src, out = next(iter(sources))
+            delay = next(iter(delays))
+            expected = set(range(1 + delay, rec.passes + 1))
+            if problem is None and set(by_pass) != expected:
+                missing = sorted(expected - set(by_pass))
+                problem = f"is fed by {src}/{out} in some passes but not in pass(es) {missing}"
+            if problem is not None:
+                message = f"node {name!r} input {port!r} {problem}; it is left a pipeline input"
+                if session.strict:
+                    raise TraceError(message)
+                warnings.warn(message, PipelineWarning, stacklevel=3)
+                continue
+            if delay == 0:
+                edges.append((src, out, name, port))
+            else:
+                cast = any(k.cast for k in by_pass.values())
+                feedback.append(Feedback(src, out, name, port, rec.trace.input_values[port], cast))
+    return edges, feedback
 
 
 def _crosscheck(rec):

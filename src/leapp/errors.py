@@ -73,3 +73,7 @@ class ValidationWarning(LeappWarning):
 
 class LeappInternalWarning(LeappWarning):
     """leapp repaired a disagreement between an adapter and NumPy (a leapp bug: please report it)."""
+
+
+class PipelineWarning(LeappWarning):
+    """Something about how a session's nodes connect that the exported pipeline cannot reproduce."""

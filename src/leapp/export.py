@@ -78,27 +78,8 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
 
 
 def export_pipeline(pipeline, folder, format="onnx", **options):
-    """Export every node of a seed-API ``CompiledPipeline`` to ``folder``; writes ``pipeline.json``."""
-    from . import export_formats as fmt
-
-    os.makedirs(folder, exist_ok=True)
-    edges = [list(e) for e in pipeline.edges]
-    nodes = {}
-    for name in pipeline:
-        rec = pipeline.session.nodes.get(name) if pipeline.session is not None else None
-        example = dict(rec.trace.input_values) if rec is not None and rec.trace is not None else None
-        file = f"{_safe(name)}{fmt.EXTENSIONS[format]}"
-        mine = [e for e in edges if name in (e[0], e[2])]
-        export_node(pipeline[name], os.path.join(folder, file), format,
-                    example_inputs=example, edges=mine, **options)
-        nodes[name] = {"artifact": file, "description": file + ".json"}
-    from . import __version__
-
-    description = {"leapp_version": __version__, "session": getattr(pipeline.session, "name", None),
-                   "format": format, "nodes": nodes,
-                   "edges": [_edge(e) for e in edges]}
-    _atomic_write_text(os.path.join(folder, "pipeline.json"), json.dumps(description, indent=2) + "\n")
-    return description
+    """Export a seed-API ``CompiledPipeline``: ``pipeline.export(folder, format)`` (see docs/pipelines.md)."""
+    return pipeline.export(folder, format, **options)
 
 
 def _optimized_copy(node):

@@ -170,9 +170,8 @@ def test_export_pipeline_writes_every_node_and_the_edges(tmp_path):
 
     pipeline = build()
     description = export_pipeline(pipeline, tmp_path, format="torchscript")
-    edge = {"from_node": "scale", "from_output": "y", "to_node": "shift", "to_input": "y"}
-    assert description["edges"] == [edge]
+    assert description["edges"] == [{"from": "scale/y", "to": "shift/y"}]
+    assert [n["artifact"] for n in description["nodes"]] == ["scale.pt", "shift.pt"]
     assert json.loads((tmp_path / "pipeline.json").read_text()) == description
-    assert sorted(os.listdir(tmp_path)) == ["pipeline.json", "scale.pt", "scale.pt.json",
+    assert sorted(os.listdir(tmp_path)) == ["initial.npz", "pipeline.json", "scale.pt", "scale.pt.json",
                                             "shift.pt", "shift.pt.json"]
-    assert json.loads((tmp_path / "shift.pt.json").read_text())["edges"] == [edge]

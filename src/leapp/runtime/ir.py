@@ -61,6 +61,8 @@ class Problem:
 class Trace:
     """Everything recorded for one traced region (one node of a session, one compile)."""
 
+    quiet = False  # record problems without warning (the gap between a session's nodes)
+
     def __init__(self, name, strict=False):
         self.name = name
         self.strict = strict

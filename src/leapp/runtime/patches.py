@@ -74,7 +74,7 @@ def _bypass(trace, name, original, args, kwargs):
     if traced:
         return record.record_call(name, original, args, kwargs, _loc())
     result = original(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))
-    if not isinstance(result, np.ndarray):
+    if not isinstance(result, np.ndarray) or trace.quiet:
         return result
     # A fresh array made while tracing: a traced constant, so that writes of
     # traced values into it (buf[0] = x) are recorded, not lost.

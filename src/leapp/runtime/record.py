@@ -140,7 +140,8 @@ def report(trace, kind, call, loc, message, error_cls, warning_cls, origin=None)
     trace.problems.append(Problem(kind, call, loc, message, origin))
     if trace.strict:
         raise error_cls(message)
-    warn_at(message, warning_cls, loc)
+    if not trace.quiet:
+        warn_at(message, warning_cls, loc)
 
 
 # Shared by every trace, so a warning at one source line is shown once under
@@ -265,7 +266,8 @@ def untraced(trace, name, loc, result, entry=None):
     trace.problems.append(Problem("untraced", name, loc, f"{message}{detail}"))
     if trace.strict:
         raise UntracedCallError(f"{where}: {message}{detail}")
-    warn_at(message, UntracedCallWarning, loc)
+    if not trace.quiet:
+        warn_at(message, UntracedCallWarning, loc)
     return mark_escaped(trace, name, loc, result)
 
 
