@@ -271,7 +271,24 @@ def test_escapes_are_reported(fn, construct):
 
 
 def test_numpy_scalar_constructor_of_a_traced_value_is_traced():
-    check(lambda x: np.float32(np.max(x)) * x, F)
+    @leapp.compile
+    def scaled(x):
+        return np.float32(np.max(x)) * x + np.float64(x[0, 0])
+
+    for x in (F, F * -3.0 + 1.0):
+        want = np.float32(np.max(x)) * x + np.float64(x[0, 0])
+        got = scaled(x)
+        assert got.dtype == want.dtype and np.allclose(got, want, rtol=1e-6)
+    assert len(scaled.graphs) == 1  # one graph, exact on inputs other than the traced one
+
+
+def test_numpy_scalar_constructor_in_seed_api_code_is_reported_with_its_line():
+    def f(x):
+        return np.float16(np.max(x)) * x
+
+    with pytest.raises(EscapeError, match=r"np\.float16\(\.\.\.\) of a traced value at .*test_pitfalls\.py:\d+.*"
+                                          r"x\.astype\(np\.float16\)"):
+        _trace(f, F)
 
 
 def test_sum_builtin_over_rows_traces_by_unrolling():

@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 _LAZY = {
     # seed-style API
     "start": "leapp.api",
+    "session": "leapp.api",
     "stop": "leapp.api",
     "compile_graph": "leapp.api",
     "annotate": "leapp.api",

@@ -12,6 +12,9 @@
     p = leapp.compile_graph(validate=True)
     p["preprocess"](state=..., velocity=...)   # -> {"obs": ndarray}
 
+``with leapp.session("robot", save_path="out"):`` in place of ``start``/``stop`` also
+closes the session (and gives NumPy back) when the code inside raises.
+
 The first pass through a node is traced into its graph; every later pass is a
 validation sample (its inputs and the outputs NumPy computed).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from contextlib import contextmanager
 from types import SimpleNamespace
 
 import numpy as np
@@ -70,10 +74,25 @@ class Session:
         self.opened_at = None  # (file, line) of the open node's annotate.input_tensors call
         self.current: _OpenPass | None = None
         self.gap = Gap(name)
+        self.holds_patches = False
+
+    def close(self) -> None:
+        """Stop tracing: drop the open pass (if any), give NumPy back. Idempotent."""
+        from .runtime import patches
+
+        state.deactivate()  # the open pass's trace, or the gap trace
+        self.current = None
+        if self.holds_patches:
+            self.holds_patches = False
+            patches.uninstall()
+        self.open = False
 
 
 def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Session:
-    """Open a tracing session. ``strict=True`` turns every untraced call and escape into an error."""
+    """Open a tracing session. ``strict=True`` turns every untraced call and escape into an error.
+
+    Prefer ``with leapp.session(...):``, which also closes the session when the code inside raises.
+    """
     global _session
     from .runtime import patches
 
@@ -86,32 +105,45 @@ def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Se
         reset()
     _session = Session(name, save_path, strict)
     patches.install()
+    _session.holds_patches = True
     state.activate(_session.gap.trace)
     return _session
+
+
+@contextmanager
+def session(name: str = "leapp", save_path: str = ".", strict: bool = False):
+    """``with leapp.session("robot"):`` is ``leapp.start("robot")`` ... ``leapp.stop()``, on every exit path.
+
+    When the block raises, the pass that was open is dropped (it did not finish), NumPy is
+    restored and the exception goes on; the passes completed before it can still be compiled.
+    """
+    opened = start(name, save_path, strict)
+    try:
+        yield opened
+    except BaseException:
+        opened.close()
+        raise
+    if opened.open:
+        stop()
 
 
 def reset() -> None:
     """Discard the current session, whatever its state (after an error in traced code)."""
     global _session
-    from .runtime import patches
-
+    if _session is not None:
+        _session.close()
     state.deactivate()
-    patches.uninstall()
     _session = None
 
 
 def stop() -> None:
     """Close the session: tracing stops, NumPy is NumPy again. ``compile_graph`` comes next."""
-    from .runtime import patches
-
     if _session is None:
         raise TraceError("leapp.stop() without leapp.start()")
-    state.deactivate()
-    patches.uninstall()
-    _session.open = False
-    if _session.current is not None:
-        open_name = _session.current.rec.name
-        _session.current = None
+    open_pass = _session.current
+    _session.close()
+    if open_pass is not None:
+        open_name = open_pass.rec.name
         raise TraceError(
             f"node {open_name!r} is still open: annotate.input_tensors({open_name!r}, ...) was "
             f"called without a matching annotate.output_tensors({open_name!r}, ...)"

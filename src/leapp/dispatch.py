@@ -7,31 +7,43 @@ runtime traces, it registers a handler here, so the call site (file, line,
 column) lands on the recorded node, and calls that bypass NumPy's dispatch
 hooks (``np.asarray``, ``np.zeros``) are routed to the tracer.
 
+The handler is process-wide (installed while any thread traces) and hands
+untraced threads straight to NumPy; the current site is per thread, so a call
+running in another thread never lends its site to a trace.
+
 This module imports neither torch nor numpy.
 """
 
 from __future__ import annotations
 
+import threading
+
 _handler = None  # set by leapp.runtime while a session is active
-_site: str | None = None
+
+
+class _PerThread(threading.local):
+    site: str | None = None
+
+
+_local = _PerThread()
 
 
 def current_site() -> str | None:
-    """The ``file:line:col`` of the rewritten call being dispatched, if any."""
-    return _site
+    """The ``file:line:col`` of the rewritten call being dispatched in this thread, if any."""
+    return _local.site
 
 
 def call(site, fn, /, *args, **kwargs):
     """Call ``fn(*args, **kwargs)`` as the NumPy call written at ``site``."""
-    global _site
     if _handler is None:
         return fn(*args, **kwargs)
-    previous = _site
-    _site = site
+    local = _local
+    previous = local.site
+    local.site = site
     try:
         return _handler(fn, args, kwargs)
     finally:
-        _site = previous
+        local.site = previous
 
 
 def set_handler(handler) -> None:

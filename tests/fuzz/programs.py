@@ -17,6 +17,8 @@ import warnings
 
 import numpy as np
 
+from leapp import dispatch
+
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64"]
 
 UNARY = ["negative", "absolute", "sqrt", "exp", "log", "log1p", "expm1", "sin", "cos", "tanh", "arctan",
@@ -188,7 +190,9 @@ def apply(step, values):
     if kind == "astype":
         return a[0].astype(name) if isinstance(a[0], np.ndarray) else np.asarray(a[0]).astype(name)
     if kind == "cast":
-        return getattr(np, name)(a[0])
+        # np.float32(v) as leapp.compile runs it: a scalar type converts in C with no hook for a
+        # 0-d value, so its rewriter routes the call through the dispatcher
+        return dispatch.call("program.py:1:1", getattr(np, name), a[0])
     if kind == "getitem":
         x = a[0]
         if np.ndim(x) == 0:

@@ -162,8 +162,9 @@ CASES = {
     "isclose_nan_to_num": (lambda a: (np.isclose(a, a * 1.0000001), np.nan_to_num(_nan(a) / 0.0, nan=-1.0, posinf=9.0)), X),
     "vdot": (lambda a: (np.vdot(a, a), np.vdot(a[0], a[1].astype(np.float32))), XI),
     "outer_cross": (lambda a: (np.outer(a[0], a[1]), np.cross(a[:, :3], a[1:2, :3])), XI),
-    "scalar_casts": (lambda a: (np.float32(a.sum()) * a, np.int64(a), np.float16(a.max()), np.bool_(a)), X),
-    "scalar_cast_int32": (lambda a: np.int32(a.mean()) + a, XI),
+    # scalar types on arrays in code leapp did not rewrite (0-d values: test_scalar_types.py)
+    "scalar_casts": (lambda a: (np.float32(a) * a, np.int64(a), np.float16(a[0]), np.bool_(a)), X),
+    "scalar_cast_int32": (lambda a: np.int32(a * 0.5) + a, XI),
 }
 
 

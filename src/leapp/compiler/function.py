@@ -138,7 +138,7 @@ class CompiledFunction:
     # --- calling -----------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if state.active is not None:
+        if state.current() is not None:
             # Called from code that is itself being traced: record into that trace.
             return self._traceable(*args, **kwargs)
         args, kwargs = self._bind(args, kwargs)

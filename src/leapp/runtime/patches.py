@@ -7,18 +7,26 @@ makes a plain buffer that later writes of traced values would bypass, and
 module attributes are replaced by wrappers that keep tracing. Rewritten code
 (``leapp rewrite``) reaches the same handler through ``leapp.dispatch``,
 which also covers names bound with ``from numpy import zeros``.
+
+The module attributes are process-wide, tracing is not: a wrapper called in a
+thread with no active trace (``state.current()`` is None) calls NumPy's
+original at once. The wrappers stay installed while any holder (an open
+``leapp.start()`` session, a ``leapp.compile`` trace, in any thread) needs
+them; the last one to let go puts NumPy's own functions back.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 import torch
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning
-from . import record, scalar_casts, state
+from . import record, state
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -32,7 +40,11 @@ def _traced_in(args, kwargs):
     return record._contains_traced(args) or (kwargs and record._contains_traced(list(kwargs.values())))
 
 
-_busy = False
+class _PerThread(threading.local):
+    busy = False  # inside _bypass: NumPy calls made while tracing one call are not traced again
+
+
+_local = _PerThread()
 
 
 def bypass_call(name, original, args, kwargs, from_user=True):
@@ -41,15 +53,17 @@ def bypass_call(name, original, args, kwargs, from_user=True):
     Only calls written in user code are traced: NumPy's and torch's own Python
     code also calls ``np.array`` and must keep getting plain arrays.
     """
-    global _busy
-    trace = state.active
-    if trace is None or _busy or (from_user and _is_internal(sys._getframe(2).f_code)):
+    trace = state.current()
+    if trace is None:
         return original(*args, **kwargs)
-    _busy = True
+    local = _local
+    if local.busy or (from_user and _is_internal(sys._getframe(2).f_code)):
+        return original(*args, **kwargs)
+    local.busy = True
     try:
         return _bypass(trace, name, original, args, kwargs)
     finally:
-        _busy = False
+        local.busy = False
 
 
 def _bypass(trace, name, original, args, kwargs):
@@ -90,11 +104,18 @@ def _torch_conversion(name, original, args, kwargs):
     return original(*args, **kwargs)
 
 
-_saved: list = []
+_saved: list = []  # (module, attribute, original) while installed
+_holders = 0
+_lock = threading.RLock()
+
+
+_current_trace = state.current
 
 
 def _wrapper(name, original):
     def wrapper(*args, **kwargs):
+        if _current_trace() is None:  # a thread that is not tracing: NumPy's own, one check away
+            return original(*args, **kwargs)
         return bypass_call(name, original, args, kwargs)
 
     wrapper.__name__ = getattr(original, "__name__", name)
@@ -115,25 +136,49 @@ def _targets():
 
 
 def install():
-    """Swap in the wrappers (idempotent); undone by ``uninstall``."""
-    if _saved:
-        return
-    for name, module, attr in _targets():
-        original = getattr(module, attr)
-        if getattr(original, "_leapp_bypass", None):
-            continue
-        _saved.append((module, attr, original))
-        setattr(module, attr, _wrapper(name, original))
-    scalar_casts.install()
-    dispatch.set_handler(_dispatch_handler)
+    """Take one hold on the wrappers (installing them on the first); undone by one ``uninstall``."""
+    global _holders
+    with _lock:
+        _holders += 1
+        if _holders > 1:
+            return
+        for name, module, attr in _targets():
+            original = getattr(module, attr)
+            if getattr(original, "_leapp_bypass", None):
+                continue
+            _saved.append((module, attr, original))
+            setattr(module, attr, _wrapper(name, original))
+        dispatch.set_handler(_dispatch_handler)
 
 
 def uninstall():
-    scalar_casts.uninstall()
-    while _saved:
-        module, attr, original = _saved.pop()
-        setattr(module, attr, original)
-    dispatch.set_handler(None)
+    """Release one hold; the last release restores NumPy's and torch's own functions."""
+    global _holders
+    with _lock:
+        if _holders == 0:
+            return
+        _holders -= 1
+        if _holders:
+            return
+        while _saved:
+            module, attr, original = _saved.pop()
+            setattr(module, attr, original)
+        dispatch.set_handler(None)
+
+
+def is_installed() -> bool:
+    """Whether NumPy's module attributes are leapp's wrappers right now (held by any thread)."""
+    return bool(_saved)
+
+
+@contextmanager
+def held():
+    """The wrappers are installed inside the block, and released on every exit path."""
+    install()
+    try:
+        yield
+    finally:
+        uninstall()
 
 
 def _dispatch_handler(fn, args, kwargs):
@@ -142,7 +187,7 @@ def _dispatch_handler(fn, args, kwargs):
     bypass = getattr(fn, "_leapp_bypass", None)
     if bypass:
         return bypass_call(bypass, fn.__wrapped__, args, kwargs, from_user=False)
-    if state.active is not None and callable(original):
+    if state.current() is not None and callable(original):
         try:
             name = function_name(original)
         except Exception:
@@ -150,13 +195,16 @@ def _dispatch_handler(fn, args, kwargs):
         entry = table.lookup(name) if name else None
         if isinstance(entry, table.Entry) and entry.kind == "bypass":
             return bypass_call(name, original, args, kwargs, from_user=False)
+        if isinstance(entry, table.Entry) and entry.kind == "scalar_type" and _traced_in(args, kwargs):
+            # np.float32(x) converts in C without a hook; routed here, it is recorded as the cast
+            return record.record_call(name, original, args, kwargs, _loc())
         if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc") and _nested_traced(args):
             return _with_sequences_converted(name, fn, args, kwargs)
         if isinstance(entry, table.Unsupported) and not _traced_in(args, kwargs):
             # np.random.* and friends: no traced operand reaches NumPy's hooks,
             # but the result would still be frozen into the graph.
             result = fn(*args, **kwargs)
-            return record.untraced(state.active, name, _loc(), result, entry)
+            return record.untraced(state.current(), name, _loc(), result, entry)
     return fn(*args, **kwargs)
 
 

@@ -175,7 +175,7 @@ def node_of(arr):
         chain.append(cur)
         cur = cur._lp_parent[0]
     node = cur._lp_node
-    trace = state.active
+    trace = state.current()
     for view in reversed(chain):
         base, kind, vargs, loc = view._lp_parent
         if node is None or trace is None:
@@ -299,7 +299,7 @@ def record_call(name, eager, args, kwargs, loc, view_base=None):
     ``eager`` receives NumPy-only operands. ``view_base`` is the traced array
     whose memory a view-returning op may share.
     """
-    trace = state.active
+    trace = state.current()
     entry = table.lookup(name)
     if trace is None:
         return eager(*[plain(a) for a in args], **plain_kwargs(kwargs))

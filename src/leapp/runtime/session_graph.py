@@ -25,6 +25,7 @@ class CompiledNode:
         self.problems = list(problems)
         self.notes = list(notes)
         self.validation = None
+        self.scalar_operands = []  # (value, op, loc) of NumPy scalars the trace met as operands
 
     @classmethod
     def from_trace(cls, trace, notes=()):
@@ -33,6 +34,7 @@ class CompiledNode:
         check_dtypes(gm, inputs)
         dtypes = {k: np.asarray(v).dtype for k, v in trace.output_values.items()}
         node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes)
+        node.scalar_operands = _numpy_scalar_operands(trace)
         node._self_check(trace)
         return node
 
@@ -166,6 +168,11 @@ def suspects(node):
         origin = n.meta.get("leapp_frozen_from")
         if origin is not None:
             out.append(f"suspect constant {n.target}: frozen from {origin[0]} at {format_loc(origin[1])}")
+    for value, op, loc in node.scalar_operands:
+        short = "np." + type(value).__name__
+        out.append(f"suspect NumPy scalar {value!r} used by {op} at {format_loc(loc)}: if it was computed "
+                   f"from traced data ({short}(x) of a 0-d {value.dtype} value), it is "
+                   f"frozen; keep it a 0-d array: x.astype({short}) or x.reshape(())")
     if not out:
         for n in node.graph_module.graph.nodes:
             if n.op == "get_attr":
@@ -173,6 +180,19 @@ def suspects(node):
                 out.append(f"constant {n.target} (used at {users}): was it computed from the input "
                            f"outside the traced region?")
     return out or ["no constant in the graph: the mismatch comes from the graph itself (a leapp bug)"]
+
+
+def _numpy_scalar_operands(trace):
+    """NumPy scalars used as operands: NumPy's scalar types and ``.item()`` hand out values that
+    no hook sees, so one computed from the inputs reaches the graph as a literal."""
+    found = []
+    for n in trace.nodes:
+        if n.op in ("input", "const"):
+            continue
+        for a in (*n.args, *(n.kwargs or {}).values()):
+            if isinstance(a, np.generic) and not isinstance(a, np.bool_):
+                found.append((a, n.op, n.loc))
+    return found
 
 
 def validate_samples(node, samples, rtol=1e-5, atol=1e-6):

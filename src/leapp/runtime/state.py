@@ -1,35 +1,77 @@
-"""Which trace is recording right now.
+"""Which trace is recording right now, per thread.
 
-A module attribute rather than a context variable: it is read on every
-intercepted NumPy call, and tracing is single-threaded by nature (one Python
-function, run eagerly, in order).
+Tracing belongs to the thread that opened the trace: another thread running
+plain NumPy at the same time must see plain NumPy (no traced arrays, no
+escapes, nothing recorded into the foreign trace). So the active trace lives
+in a ``threading.local``; every hook asks ``current()``, which is one
+attribute read. A thread rather than a ``contextvars`` context: the seed API
+opens a trace in one statement and closes it in another, and notebook
+kernels may run consecutive cells in different contexts of the same thread.
+
+The garbage collector's threshold is the one piece of process-wide state a
+trace changes; it is counted, so the last trace to close restores it.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
+from contextlib import contextmanager
 
-active = None  # the leapp.runtime.ir.Trace being recorded, or None
+
+class _PerThread(threading.local):
+    trace = None  # the leapp.runtime.ir.Trace this thread records into, or None
+
+
+_local = _PerThread()
+
+
+def current():
+    """The trace the calling thread is recording into, or None."""
+    return _local.trace
+
 
 # Recording allocates a few small objects per op; with CPython's default
 # young-generation threshold (700) the collector then runs every ~100 ops and
 # costs about as much as the recording itself. A larger threshold while a
 # trace is open keeps collection amortised; the default comes back after.
 _GC_THRESHOLD_WHILE_TRACING = 50_000
+_gc_lock = threading.Lock()
+_gc_holders = 0
 _saved_threshold = None
 
 
 def activate(trace) -> None:
-    global active, _saved_threshold
-    active = trace
-    if _saved_threshold is None:
-        _saved_threshold = gc.get_threshold()
-        gc.set_threshold(_GC_THRESHOLD_WHILE_TRACING, *_saved_threshold[1:])
+    """Make ``trace`` the calling thread's active trace (replacing none)."""
+    global _gc_holders, _saved_threshold
+    if _local.trace is not None:
+        raise RuntimeError(f"trace {_local.trace.name!r} is already active in this thread")
+    _local.trace = trace
+    with _gc_lock:
+        if _gc_holders == 0:
+            _saved_threshold = gc.get_threshold()
+            gc.set_threshold(_GC_THRESHOLD_WHILE_TRACING, *_saved_threshold[1:])
+        _gc_holders += 1
 
 
 def deactivate() -> None:
-    global active, _saved_threshold
-    active = None
-    if _saved_threshold is not None:
-        gc.set_threshold(*_saved_threshold)
-        _saved_threshold = None
+    """End the calling thread's active trace, if any (idempotent)."""
+    global _gc_holders, _saved_threshold
+    if _local.trace is None:
+        return
+    _local.trace = None
+    with _gc_lock:
+        _gc_holders -= 1
+        if _gc_holders == 0 and _saved_threshold is not None:
+            gc.set_threshold(*_saved_threshold)
+            _saved_threshold = None
+
+
+@contextmanager
+def recording(trace):
+    """``trace`` is the calling thread's active trace inside the block, on every exit path too."""
+    activate(trace)
+    try:
+        yield trace
+    finally:
+        deactivate()

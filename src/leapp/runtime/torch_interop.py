@@ -46,7 +46,7 @@ class TracedTensor(torch.Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        trace = state.active
+        trace = state.current()
         if func is torch.Tensor.numpy and trace is not None:
             self = args[0]
             return record.wrap(self._lp_numpy(), self._lp_node)
@@ -122,7 +122,7 @@ def from_numpy(m, x, dtype=None, device=None, **kw):
 
 def traced_tensor(array, name, dtype=None, copy=False):
     """``torch.from_numpy`` / ``torch.as_tensor`` of a TracedNpArray."""
-    trace = state.active
+    trace = state.current()
     loc = user_location()
     node = record.node_of_operand(trace, array, loc, name)
     plain = np.ndarray.view(array, np.ndarray)

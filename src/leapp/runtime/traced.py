@@ -43,7 +43,7 @@ _SORT = _recorded("sort")
 
 
 def _loc():
-    site = dispatch._site
+    site = dispatch.current_site()
     if site is not None:
         return _parse_site(site)
     return user_location()
@@ -66,8 +66,14 @@ class TracedNpArray(np.ndarray):
 
     # --- NumPy's dispatch hooks ---------------------------------------------
 
+    def __array_finalize__(self, obj):
+        # Called for every new TracedNpArray; only one made from a traced array by NumPy's C code
+        # straight from the user's line is of interest (a scalar type called on it: np.int64(x)).
+        if type(obj) is TracedNpArray and (obj._lp_node is not None or obj._lp_parent is not None):
+            _converted_in_c(self, obj, sys._getframe(1))
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        trace = state.active
+        trace = state.current()
         if trace is None:
             return getattr(ufunc, method)(
                 *[record.plain(x) for x in inputs], **record.plain_kwargs(kwargs)
@@ -84,7 +90,7 @@ class TracedNpArray(np.ndarray):
         return record.record_call(name, getattr(ufunc, method), inputs, kwargs, _loc())
 
     def __array_function__(self, func, types, args, kwargs):
-        if state.active is None:
+        if state.current() is None:
             return func(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))
         name = function_name(func)
         base = args[0] if args and isinstance(args[0], TracedNpArray) else None
@@ -93,7 +99,7 @@ class TracedNpArray(np.ndarray):
     # --- indexing -------------------------------------------------------------
 
     def __getitem__(self, index):
-        trace = state.active
+        trace = state.current()
         if trace is None:
             return _ndarray.__getitem__(_plain_view(self, _ndarray), record.plain(index))
         if _is_static_basic(index):
@@ -111,7 +117,7 @@ class TracedNpArray(np.ndarray):
         return out
 
     def __setitem__(self, index, value):
-        trace = state.active
+        trace = state.current()
         if trace is None:
             return _ndarray.__setitem__(
                 _plain_view(self, _ndarray), record.plain(index), record.plain(value)
@@ -192,7 +198,7 @@ class TracedNpArray(np.ndarray):
 
     def view(self, *args, **kwargs):
         if not args and not kwargs:
-            trace = state.active
+            trace = state.current()
             out = _plain_view(self, TracedNpArray)
             if trace is not None:
                 node = record.node_of(self)
@@ -203,7 +209,7 @@ class TracedNpArray(np.ndarray):
         return _untraced_method(self, "view", lambda p: p.view(*args, **kwargs))
 
     def fill(self, value):
-        trace = state.active
+        trace = state.current()
         if trace is None:
             return _ndarray.fill(_plain_view(self, _ndarray), value)
         loc = _loc()
@@ -214,7 +220,7 @@ class TracedNpArray(np.ndarray):
         record.write(trace, self, node, loc)
 
     def sort(self, axis=-1, kind=None, order=None, *, stable=None):
-        trace = state.active
+        trace = state.current()
         if trace is None:
             return _ndarray.sort(_plain_view(self, _ndarray), axis=axis, kind=kind, order=order)
         loc = _loc()
@@ -318,7 +324,7 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
 
 
 def _frame_loc(frame):
-    site = dispatch._site
+    site = dispatch.current_site()
     if site is not None:
         return _parse_site(site)
     code = frame.f_code
@@ -363,8 +369,42 @@ def _fast_getitem(trace, arr, index, frame):
     return out
 
 
+def _converted_in_c(arr, source, frame):
+    """``np.float32(x)`` in code leapp did not rewrite (the seed API): NumPy's scalar types convert
+    in C with no dispatch hook, but a dtype-changing conversion makes its result through
+    ``__array_finalize__``. An array result is recorded as the cast; a 0-d one becomes a NumPy
+    scalar after this returns, so it is reported as an escape at the user's line.
+
+    A conversion that keeps the dtype calls no hook at all: ``np.float32(x)`` of a float32 array
+    returns ``x`` itself (exact), of a 0-d float32 value a NumPy scalar that validation catches.
+    """
+    trace = state.current()
+    if trace is None or arr.dtype == source.dtype or arr.shape != source.shape:
+        return
+    code = frame.f_code
+    internal = _internal_code.get(code)
+    if internal is None:
+        internal = _is_internal(code)
+    if internal:
+        return
+    name = "numpy." + arr.dtype.type.__name__
+    entry = table.lookup(name)
+    if not (isinstance(entry, table.Entry) and entry.kind == "scalar_type"):
+        return
+    loc = _frame_loc(frame)
+    node = record.node_of_operand(trace, source, loc, name)
+    if arr.ndim:
+        arr._lp_node = trace.add(name, (node,), None, arr.dtype, arr.shape, loc)
+        return
+    short = "np." + arr.dtype.type.__name__
+    message = (f"{short}(...) of a traced value at {record.format_loc(loc)}: NumPy returns a NumPy "
+               f"scalar, which leaves the graph (its value is frozen into the graph); write "
+               f"x.astype({short}) to keep it traced (leapp.compile traces {short}(x) itself).")
+    record.report(trace, "escape", short + "()", loc, message, EscapeError, EscapeWarning)
+
+
 def _escape(arr, construct, advice):
-    trace = state.active
+    trace = state.current()
     if trace is None or arr._lp_node is None and arr._lp_parent is None:
         return
     loc = _loc()
@@ -374,7 +414,7 @@ def _escape(arr, construct, advice):
 
 
 def _untraced_method(arr, name, eager):
-    trace = state.active
+    trace = state.current()
     result = eager(_plain_view(arr, _ndarray))
     if trace is None or (arr._lp_node is None and arr._lp_parent is None):
         return result
@@ -444,7 +484,7 @@ def _fallback(method):
     unbound = getattr(np.ndarray, method)
 
     def fallback(self, *args, **kwargs):
-        trace = state.active
+        trace = state.current()
         result = unbound(_plain_view(self, _ndarray), *[record.plain(a) for a in args],
                          **record.plain_kwargs(kwargs))
         if trace is None or (self._lp_node is None and self._lp_parent is None):

@@ -120,8 +120,9 @@ def rebuild(spec, values):
 
 def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
     """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names."""
-    if state.active is not None:
-        raise RuntimeError(f"cannot trace {name or fn.__name__} while {state.active.name!r} is being traced")
+    active = state.current()
+    if active is not None:
+        raise RuntimeError(f"cannot trace {name or fn.__name__} while {active.name!r} is being traced")
     trace = Trace(name or getattr(fn, "__qualname__", "fn"), strict=strict)
     leaves = flatten_inputs(args, kwargs)
     mapping = {}
@@ -131,11 +132,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
         mapping[path] = _traced_input(trace, key, value)
         input_paths.append((path, key))
     t_args, t_kwargs = replace_leaves(args, kwargs, mapping)
-    installed = not patches._saved
-    if installed:
-        patches.install()
-    state.activate(trace)
-    try:
+    with patches.held(), state.recording(trace):
         result = fn(*t_args, **t_kwargs)
         spec, outs = output_structure(result)
         code = getattr(fn, "__code__", None)
@@ -144,10 +141,6 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
             trace.outputs[key] = _output_node(trace, key, value, returned_at)
             trace.output_values[key] = _copy_array(record.plain(value), copy=True) if not _is_tensor(value) \
                 else value.detach().cpu().numpy().copy()
-    finally:
-        state.deactivate()
-        if installed:
-            patches.uninstall()
     node = CompiledNode.from_trace(trace)
     eager = rebuild(spec, {k: v for k, v in trace.output_values.items()})
     return Traced(node, trace, input_paths, spec, eager, list(trace.problems))

@@ -144,12 +144,13 @@ EXTENDED_METHODS = [
 ]
 
 # NumPy's scalar types called on an array: ``np.float32(x)`` is ``x.astype(np.float32)``
-# (a 0-d result for 0-d input). The types never reach NumPy's dispatch hooks; while a
-# session is open leapp swaps the ``numpy`` module attributes for subclasses that trace
-# the call and still work as dtypes and in isinstance checks.
-_SCALAR_CAST_NOTE = ("Traced as a cast while a session is open (names reached through the numpy "
-                     "module, e.g. np.float32(x)). While tracing, `x.dtype.type is np.float32` is "
-                     "False; compare dtypes with == instead.")
+# (a 0-d result for 0-d input). The types convert in C without reaching NumPy's dispatch
+# hooks, and leapp never replaces them (their identity is NumPy's, in every thread):
+# leapp.compile's rewriter routes the call to the dispatcher; in seed-API code a
+# dtype-changing conversion is seen through ``__array_finalize__`` (see runtime/traced.py).
+_SCALAR_CAST_NOTE = ("Traced as a cast under leapp.compile (the call is routed). In seed-API code: "
+                     "traced when the argument is an array of another dtype; a 0-d value becomes a NumPy "
+                     "scalar, reported at its line (write x.astype(np.float32)).")
 SCALAR_TYPES = {
     "bool": ("bool_",), "int8": ("byte",), "int16": ("short",), "int32": ("intc",),
     "int64": ("int_", "intp", "long"), "uint8": ("ubyte",), "uint16": ("ushort",),
