@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 
@@ -26,14 +27,17 @@ _TOL = {"f2": (1e-2, 1e-2), "f4": (1e-4, 1e-5), "f8": (1e-9, 1e-12)}
 
 
 def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, opset=None,
-                exporter="auto", example_inputs=None, optimize=True, edges=None, n_checks=2):
+                exporter="auto", example_inputs=None, optimize=True, edges=None, n_checks=2,
+                reference=None):
     """Write ``node`` (a ``CompiledNode``) to ``path`` and ``path + ".json"``; returns the description.
 
     ``example_inputs`` (name -> array) are what the export is traced with and
     the value ranges fresh check inputs are drawn from; by default inputs of
     the traced shapes and dtypes are drawn at random. ``dynamic_batch`` makes
     the leading dimension of every input free; the check then also runs at a
-    different batch size.
+    different batch size. ``reference`` (inputs dict -> outputs dict, the
+    user's NumPy function; ``cf.export`` passes it) is what the artifact is
+    compared with; without it, the node's own values are.
     """
     from . import export_formats as fmt
     from .runtime.export_prep import prepare
@@ -50,7 +54,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     dynamic = _dynamic_spec(node, example, rng) if dynamic_batch else None
 
     gm = _optimized_copy(node) if optimize else node.graph_module
-    module, notes = prepare(gm, node.output_names)
+    module, notes = prepare(gm, node.output_names, onnx=format == "onnx")
     args = tuple(_tensor(example[n]) for n in node.input_names)
     # A private folder next to the target, holding a file of the target's own name: formats that
     # are zip archives name their root folder after the file, so the bytes do not depend on a
@@ -63,12 +67,18 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
                                       output_names=node.output_names, dynamic=dynamic,
                                       opset=opset, exporter=exporter)
         except Exception as exc:
-            raise ExportError(f"{format} export of node {node.name!r} failed: "
-                              f"{_first_line(exc)}{_culprit_hint(exc, module)}") from exc
+            raise _export_failed(exc, node, module, format) from exc
+        checked = None
         if check:
-            _check(node, fmt.LOADERS[format](tmp, node.input_names), example, dynamic, rng,
-                   format, n_checks)
+            try:
+                run = fmt.LOADERS[format](tmp, node.input_names)
+            except Exception as exc:
+                raise _load_failed(exc, node, module, format) from exc
+            blame = _Blame(module, format, node, dynamic, opset, exporter, staging)
+            checked = _check(node, run, example, dynamic, rng, format, n_checks, reference, blame)
         description = _describe(node, format, used, opset, path, specs, dynamic, notes, edges)
+        if checked:
+            description["checked"] = checked
         os.chmod(tmp, 0o644)
         _atomic_write_text(path + ".json", json.dumps(description, indent=2) + "\n")
         os.replace(tmp, path)
@@ -102,16 +112,58 @@ def _input_specs(node):
 
 
 def _draw(spec, rng, like, shape=None):
-    """Fresh values of an input: the example's value range when there is one (index inputs stay valid)."""
+    """Fresh values of an input: the example's (finite) value range, so index inputs stay valid."""
     dtype, shape = spec["dtype"], shape if shape is not None else spec["shape"]
-    lo, hi = (float(like.min()), float(like.max())) if like is not None and like.size else (-3.0, 3.0)
+    lo, hi = -3.0, 3.0
+    if like is not None and like.size and like.dtype.kind in "iufb":
+        finite = like[np.isfinite(like)] if like.dtype.kind == "f" else like
+        if finite.size:
+            lo, hi = float(finite.min()), float(finite.max())
     if dtype.kind == "b":
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
-        return rng.integers(int(np.floor(lo)), int(np.floor(hi)) + 1, shape).astype(dtype)
+        info = np.iinfo(dtype)
+        lo, hi = max(int(np.floor(lo)), int(info.min)), min(int(np.floor(hi)), int(info.max))
+        return rng.integers(lo, hi, shape, endpoint=True, dtype=dtype)
     if dtype.kind == "c":
         return (rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape)).astype(dtype)
     return rng.uniform(lo, hi, shape).astype(dtype)
+
+
+# Edge inputs, one kind per case so one kind cannot mask another (a NaN in a row hides its inf)
+EDGE_KINDS = {"NaN": np.array([np.nan]), "±inf": np.array([np.inf, -np.inf]),
+              "±0.0": np.array([-0.0, 0.0])}
+EDGE_LABELS = (*(f"inputs with {k}" for k in EDGE_KINDS), "negative integers")
+
+
+def _edge_cases(example, rng):
+    """Check inputs at NumPy's edges: NaN, ±inf, ±0.0 in float inputs; negated integers.
+
+    Each is the example with some elements replaced, so shapes, index ranges
+    and the other inputs stay those of a valid call.
+    """
+    cases = []
+    floats = [n for n, v in example.items() if v.dtype.kind == "f" and v.size]
+    for kind, values in EDGE_KINDS.items():
+        if not floats:
+            break
+        case = dict(example)
+        for name in floats:
+            v = example[name].copy()
+            flat = v.reshape(-1)
+            picks = rng.permutation(flat.size)[: max(1, flat.size // 3)]
+            flat[picks] = values[np.arange(picks.size) % values.size]
+            case[name] = v
+        cases.append((f"inputs with {kind}", case))
+    signed = [n for n, v in example.items() if v.dtype.kind == "i" and v.size and np.any(v != 0)]
+    if signed:
+        case = dict(example)
+        for name in signed:
+            v = example[name]
+            flip = rng.random(v.shape) < 0.5
+            case[name] = np.where(flip & (v != np.iinfo(v.dtype).min), -v, v).astype(v.dtype)
+        cases.append(("negative integers", case))
+    return cases
 
 
 def _tensor(array):
@@ -179,25 +231,161 @@ def _probe(node, inputs):
     return {k: v.detach().numpy() for k, v in out.items()}
 
 
-def _check(node, run, example, dynamic, rng, format, n_checks):
-    cases = [example] + [_fresh(node, example, rng) for _ in range(n_checks)]
+def _check(node, run, example, dynamic, rng, format, n_checks, reference, blame):
+    """Run the artifact on check inputs against NumPy; returns the labels of the inputs it passed.
+
+    Edge inputs (``_edge_cases``) outside the function's domain (NumPy or the
+    graph raises, or NumPy casts a NaN to an integer, whose value is undefined)
+    are skipped; the example and the fresh inputs are not.
+    """
+    cases = [("the example", example)]
+    cases += [(f"fresh input {k + 1}", _fresh(node, example, rng)) for k in range(n_checks)]
+    cases += _edge_cases(example, rng)
     if dynamic:
-        cases.append(_fresh(node, example, rng, batch=dynamic["batch"] + 3))
-    for i, inputs in enumerate(cases):
-        want = node(**inputs)
+        cases.append((f"batch {dynamic['batch'] + 3}", _fresh(node, example, rng, batch=dynamic["batch"] + 3)))
+    passed = []
+    for label, inputs in cases:
+        want = _expected(node, reference, inputs, label, label in EDGE_LABELS)
+        if want is None:
+            continue
         try:
             got = run(inputs)
         except Exception as exc:
-            raise ExportError(f"the {format} file of node {node.name!r} fails to run on check "
-                              f"input {i}: {_first_line(exc)}") from exc
+            raise ExportError(f"the {format} file of node {node.name!r} fails to run on {label}: "
+                              f"{_first_line(exc)}; nothing was written") from exc
         if len(got) != len(node.output_names):
             raise ExportError(f"the {format} file of node {node.name!r} returns {len(got)} outputs, "
                               f"the node has {len(node.output_names)}")
         for name, g in zip(node.output_names, got, strict=True):
             problem = _mismatch(np.asarray(g), np.asarray(want[name]))
             if problem:
-                raise ExportError(f"the {format} file of node {node.name!r} disagrees with NumPy on "
-                                  f"output {name!r} (check input {i}): {problem}; nothing was written")
+                against = "NumPy" if reference is not None else "the traced graph (NumPy's values)"
+                raise ExportError(f"the {format} file of node {node.name!r} disagrees with {against} on "
+                                  f"output {name!r} ({label}): {problem}{blame(inputs)}; nothing was "
+                                  f"written. Export to another format (torchscript, pt2), or avoid that call")
+        passed.append(label)
+    return {"against": "numpy" if reference is not None else "graph", "inputs": passed}
+
+
+def _expected(node, reference, inputs, label, edge):
+    """NumPy's outputs for ``inputs`` (the graph's when there is no reference); None to skip an edge case.
+
+    Where the graph itself differs from NumPy (an unstable sort's ties, or a
+    translation that handles NaN otherwise), that is no fault of the artifact:
+    a ``LeappWarning`` names the output and the artifact is held to the graph.
+    """
+    import warnings
+
+    from .errors import LeappWarning
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            graph = {k: np.asarray(v) for k, v in node(**inputs).items()}
+    except Exception as exc:
+        if edge:
+            return None
+        raise ExportError(f"node {node.name!r} fails on {label}: {_first_line(exc)}") from exc
+    if edge and casts_undefined_values(node, inputs):
+        return None  # NaN, inf or out-of-range floats cast to integers: NumPy leaves the value undefined
+    if reference is None:
+        return graph
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.filterwarnings("error", message="invalid value encountered in cast")
+            want = {k: np.asarray(v) for k, v in reference(inputs).items()}
+    except Exception:
+        if edge:
+            return None
+        return graph  # the function cannot be re-run here (structure changed, ...): the graph stands in
+    for name in node.output_names:
+        problem = _mismatch(graph[name], want[name]) if name in want else "missing"
+        if problem:
+            warnings.warn(f"node {node.name!r}: the traced graph differs from NumPy on {label} (output "
+                          f"{name!r}: {problem}); the exported file is checked against the graph there",
+                          LeappWarning, stacklevel=4)
+            return graph
+    return want
+
+
+def casts_undefined_values(node, inputs):
+    """Whether running the graph on ``inputs`` casts a non-finite or out-of-range float to an integer."""
+    import torch
+
+    found = []
+
+    class Watch(torch.fx.Interpreter):
+        def run_node(self, n):
+            v = super().run_node(n)
+            if n.op in ("call_method", "call_function") and isinstance(v, torch.Tensor) \
+                    and not v.is_floating_point() and v.dtype != torch.bool:
+                for a in n.args[:1]:
+                    src = self.env.get(a) if isinstance(a, torch.fx.Node) else None
+                    if isinstance(src, torch.Tensor) and src.is_floating_point() and src.numel():
+                        limit = 2.0 ** (torch.iinfo(v.dtype).bits - (0 if v.dtype == torch.uint8 else 1))
+                        if not bool(torch.all(src.abs() < limit)):
+                            found.append(n)
+            return v
+
+    with torch.no_grad():
+        Watch(node.graph_module).run(*[_tensor(inputs[n]) for n in node.input_names])
+    return bool(found)
+
+
+class _Blame:
+    """After a mismatch: export every intermediate value, find the first op whose value differs."""
+
+    def __init__(self, module, format, node, dynamic, opset, exporter, folder):
+        self.args = (module, format, node, dynamic, opset, exporter, folder)
+
+    def __call__(self, inputs):
+        try:
+            found = self._first_differing(inputs)
+        except Exception:  # best effort: the mismatch itself is reported either way
+            return ""
+        if found is None:
+            return ""
+        n, problem = found
+        return (f"; the first op that differs is {n.meta.get('leapp_call', n.target)} at "
+                f"{n.meta.get('leapp_source') or '?'} ({problem})")
+
+    def _first_differing(self, inputs):
+        import copy
+
+        import torch
+
+        from . import export_formats as fmt
+
+        module, format, node, dynamic, opset, exporter, folder = self.args
+        args = tuple(_tensor(inputs[n]) for n in node.input_names)
+        values = {}
+
+        class Record(torch.fx.Interpreter):
+            def run_node(self, n):
+                v = super().run_node(n)
+                if n.op in ("call_function", "call_method") and isinstance(v, torch.Tensor):
+                    values[n.name] = v.detach().numpy().copy()
+                return v
+
+        with torch.no_grad():
+            Record(module).run(*args)
+        probe = copy.deepcopy(module)
+        picked = [n for n in probe.graph.nodes if n.name in values]
+        out = next(n for n in probe.graph.nodes if n.op == "output")
+        out.args = (tuple(picked),)
+        probe.graph.lint()
+        probe.recompile()
+        names = [f"v{i}" for i in range(len(picked))]
+        path = os.path.join(folder, "blame" + fmt.EXTENSIONS[format])
+        fmt.WRITERS[format](probe, args, path, input_names=node.input_names, output_names=names,
+                            dynamic=None, opset=opset, exporter=exporter)
+        got = fmt.LOADERS[format](path, node.input_names)(inputs)
+        for n, g in zip(picked, got, strict=True):
+            problem = _mismatch(np.asarray(g), values[n.name])
+            if problem:
+                return n, problem
+        return None
 
 
 def _mismatch(got, want):
@@ -208,9 +396,17 @@ def _mismatch(got, want):
     if want.dtype.kind in "fc":
         rtol, atol = _TOL.get(want.dtype.str[1:], (1e-5, 1e-6))
         if not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
-            return f"largest error {np.nanmax(np.abs(got - want))}"
+            with np.errstate(all="ignore"):
+                err = np.abs(got.astype(want.dtype) - want)
+            bad = ~np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+            where = tuple(int(i) for i in np.argwhere(bad)[0]) if want.ndim else ()
+            finite = err[bad & np.isfinite(err)]
+            largest = f"largest error {finite.max():.3g}" if finite.size else "NaN/inf where NumPy differs"
+            return f"{largest}; at index {where} got {got[where].item()!r}, NumPy {want[where].item()!r}"
     elif not np.array_equal(got, want):
-        return f"{int(np.sum(got != want))} element(s) differ"
+        bad = got != want
+        where = tuple(int(i) for i in np.argwhere(bad)[0]) if want.ndim else ()
+        return f"{int(np.sum(bad))} element(s) differ; at index {where} got {got[where].item()!r}, NumPy {want[where].item()!r}"
     return None
 
 
@@ -258,13 +454,46 @@ def _first_line(exc):
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
-def _culprit_hint(exc, module):
-    """The graph node an exporter error mentions, with the user's line, when it names one."""
+_OTHER_FORMAT = {"onnx": "format='torchscript' or 'pt2' (they run torch's own kernels)",
+                 "torchscript": "format='pt2' or 'onnx'", "pt2": "format='torchscript' or 'onnx'"}
+
+
+def _export_failed(exc, node, module, format):
+    """An ExportError that names the NumPy call and the user's line; the exporter's text trails."""
+    culprit = _culprit(exc, module)
+    detail = _first_line(exc)
+    if culprit is None:
+        return ExportError(f"{format} export of node {node.name!r} failed: {detail}. "
+                           f"Try {_OTHER_FORMAT[format]}")
+    call = culprit.meta.get("leapp_call", culprit.target)
+    return ExportError(f"{format} export of node {node.name!r} failed: {call} at "
+                       f"{culprit.meta.get('leapp_source') or '?'} has no {format} translation. "
+                       f"Export with {_OTHER_FORMAT[format]}, or write that step with other NumPy "
+                       f"calls (exporter: {detail})")
+
+
+def _load_failed(exc, node, module, format):
+    runner = "onnxruntime" if format == "onnx" else "torch"
+    culprit = _culprit(exc, module)
+    where = "" if culprit is None else (f": {culprit.meta.get('leapp_call', culprit.target)} at "
+                                        f"{culprit.meta.get('leapp_source') or '?'}")
+    return ExportError(f"{runner} cannot load the {format} file of node {node.name!r}{where}; nothing was "
+                       f"written. Try {_OTHER_FORMAT[format]} ({runner}: {_first_line(exc)})")
+
+
+def _culprit(exc, module):
+    """The graph node an exporter error mentions (by FX name or by the aten op), if any."""
     text = str(exc)
-    for n in module.graph.nodes:
-        if n.op in ("call_function", "call_method") and f"%{n.name} " in text:
-            return f" (at {n.meta.get('leapp_call', n.target)}, {n.meta.get('leapp_source') or '?'})"
-    return ""
+    calls = [n for n in module.graph.nodes if n.op in ("call_function", "call_method")]
+    for n in calls:
+        if f"%{n.name} " in text:
+            return n
+    ops = set(re.findall(r"aten::(\w+)", text)) | set(re.findall(r"operator '?(\w+)'?", text))
+    for n in calls:
+        name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
+        if name and (name in ops or name.lstrip("_") in ops) and n.meta.get("leapp_call"):
+            return n
+    return None
 
 
 def _edge(e):

@@ -29,6 +29,11 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
     opset = opset or DEFAULT_OPSET
     if exporter == "auto":
         exporter = "torchscript"
+    unsigned = getattr(module, "leapp_unsigned", None)
+    if unsigned:
+        from .runtime.export_lowering import WIDE
+
+        args = tuple(a.to(torch.int64).to(WIDE[a.dtype]) if a.dtype in WIDE else a for a in args)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if exporter == "dynamo":
@@ -47,7 +52,106 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
                               output_names=output_names, opset_version=opset, dynamic_axes=axes)
         else:
             raise ValueError(f"exporter must be 'auto', 'torchscript' or 'dynamo', not {exporter!r}")
+    if unsigned:
+        _restore_unsigned(path, unsigned)
+    scalars = [n for n in getattr(module, "leapp_scalar_outputs", ()) if n in output_names]
+    if scalars:
+        _restore_scalars(path, scalars)
+    _restore_int_dtypes(path, getattr(module, "leapp_output_dtypes", {}))
     return exporter
+
+
+_ONNX_INTS = {"int8": 3, "int16": 5, "int32": 6, "int64": 7, "uint8": 2}
+
+
+def _restore_int_dtypes(path, dtypes):
+    """Integer outputs the file computes in a wider type (0-d int32 as int64): Cast to NumPy's type.
+
+    Exact: integer addition, subtraction and multiplication wrap alike in the
+    wider type and after the cast. Float outputs are left alone (float64
+    computed as float32 is not exact; the check then refuses it).
+    """
+    import onnx
+    from onnx import helper
+
+    model = onnx.load(path)
+    graph = model.graph
+    fixes = []
+    for value in graph.output:
+        want = _ONNX_INTS.get(dtypes.get(value.name, ""))
+        have = value.type.tensor_type.elem_type
+        if want is None or have == want or have not in _ONNX_INTS.values():
+            continue
+        inner = value.name + "__wide_int"
+        for n in graph.node:
+            n.output[:] = [inner if o == value.name else o for o in n.output]
+            n.input[:] = [inner if i == value.name else i for i in n.input]
+        fixes.append(helper.make_node("Cast", [inner], [value.name], to=want, name=f"leapp_int_{value.name}"))
+        value.type.tensor_type.elem_type = want
+    if fixes:
+        graph.node.extend(fixes)
+        onnx.save(model, path)
+
+
+def _restore_scalars(path, names):
+    """Outputs NumPy gives as 0-d that the file declares (or computes) with shape (1,): reshape to ()."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(path)
+    graph = model.graph
+    fixes = []
+    for value in graph.output:
+        dims = value.type.tensor_type.shape.dim
+        if value.name not in names or (value.type.tensor_type.HasField("shape") and len(dims) == 0):
+            continue
+        inner = value.name + "__ranked"
+        for n in graph.node:
+            n.output[:] = [inner if o == value.name else o for o in n.output]
+            n.input[:] = [inner if i == value.name else i for i in n.input]
+        shape = value.name + "__scalar_shape"
+        graph.initializer.append(numpy_helper.from_array(np.zeros((0,), np.int64), shape))
+        fixes.append(helper.make_node("Reshape", [inner, shape], [value.name], name=f"leapp_0d_{value.name}"))
+        del dims[:]
+    if fixes:
+        graph.node.extend(fixes)
+        onnx.save(model, path)
+
+
+def _restore_unsigned(path, unsigned):
+    """Give the file the user's uint16/32/64 inputs and outputs: a Cast at each boundary value."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    code = {"uint16": TensorProto.UINT16, "uint32": TensorProto.UINT32, "uint64": TensorProto.UINT64}
+    model = onnx.load(path)
+    graph = model.graph
+    casts_in, casts_out = [], []
+    for value in graph.input:
+        if value.name in unsigned["inputs"]:
+            wide, inner = value.type.tensor_type.elem_type, value.name + "__wide"
+            for n in graph.node:
+                n.input[:] = [inner if i == value.name else i for i in n.input]
+            for out in graph.output:
+                if out.name == value.name:  # an input returned as is: the output keeps the input's type
+                    inner = value.name
+            casts_in.append(helper.make_node("Cast", [value.name], [inner], to=wide,
+                                             name=f"leapp_widen_{value.name}"))
+            value.type.tensor_type.elem_type = code[unsigned["inputs"][value.name]]
+    for value in graph.output:
+        if value.name in unsigned["outputs"] and value.name not in unsigned["inputs"]:
+            inner = value.name + "__wide"
+            for n in graph.node:
+                n.output[:] = [inner if o == value.name else o for o in n.output]
+                n.input[:] = [inner if i == value.name else i for i in n.input]
+            casts_out.append(helper.make_node("Cast", [inner], [value.name],
+                                              to=code[unsigned["outputs"][value.name]],
+                                              name=f"leapp_narrow_{value.name}"))
+            value.type.tensor_type.elem_type = code[unsigned["outputs"][value.name]]
+    nodes = [*casts_in, *graph.node, *casts_out]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.save(model, path)
 
 
 def load_onnx(path, input_names):
@@ -62,7 +166,8 @@ def load_onnx(path, input_names):
 
     def run(inputs):
         # An input the graph never reads is dropped from the ONNX file; feed only the kept ones.
-        return session.run(None, {n: np.ascontiguousarray(inputs[n]) for n in names})
+        # (np.ascontiguousarray would make a 0-d input 1-d, and every result with it.)
+        return session.run(None, {n: np.asarray(inputs[n], order="C") for n in names})
 
     return run
 

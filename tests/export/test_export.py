@@ -117,7 +117,7 @@ def test_a_failed_check_leaves_no_artifact(robot, tmp_path, monkeypatch):
         return lambda feed: [o + 1 if o.dtype.kind == "f" else o for o in run(feed)]
 
     monkeypatch.setitem(export_formats.LOADERS, "onnx", off_by_a_bit)
-    with pytest.raises(ExportError, match="disagrees with NumPy on output 'output_policy_input'"):
+    with pytest.raises(ExportError, match="disagrees with .* on output 'output_policy_input'"):
         export_node(node, tmp_path / "robot.onnx", "onnx", example_inputs=inputs)
     assert os.listdir(tmp_path) == []  # no artifact, no description, no staging folder
 

@@ -32,7 +32,7 @@ from ..errors import (
 )
 from ..runtime import state
 from ..runtime.session_graph import validate_samples
-from ..runtime.tracing import flatten_inputs, output_structure, rebuild, trace_function
+from ..runtime.tracing import flatten_inputs, output_structure, rebuild, replace_leaves, trace_function
 from . import crosscheck as cc_mod
 from . import samples
 from . import source as src_mod
@@ -47,6 +47,7 @@ class Graph:
     traced: object  # runtime.tracing.Traced
     crosscheck: object = None
     validation: object = None
+    call: tuple = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
     _on_device: dict = field(default_factory=dict)
 
     @property
@@ -173,9 +174,28 @@ class CompiledFunction:
         from ..export import export_node
 
         chosen = list(self._graphs.values())[graph]
-        # The traced example is a better source of check-input ranges than random draws.
+        # The traced example is a better source of check-input ranges than random draws, and
+        # the function itself (NumPy) is what the artifact must agree with.
         options.setdefault("example_inputs", dict(chosen.traced.trace.input_values))
+        options.setdefault("reference", self._reference(chosen))
         return export_node(chosen.node, path, format=format, **options)
+
+    def _reference(self, graph):
+        """The original function as inputs-by-name -> outputs-by-name (None without a recorded call)."""
+        if not graph.call:
+            return None
+        args, kwargs = graph.call
+
+        def reference(inputs):
+            mapping = {path: np.array(inputs[name], copy=True) for path, name in graph.traced.input_paths}
+            call_args, call_kwargs = replace_leaves(args, kwargs, mapping)
+            result = self.fn(*call_args, **call_kwargs)
+            spec, leaves = output_structure(result)
+            if spec != graph.traced.output_spec:
+                raise ValueError("the function returned another structure than when traced")
+            return {k: np.asarray(v) for k, v in leaves.items()}
+
+        return reference
 
     # --- tracing -----------------------------------------------------------------
 
@@ -223,7 +243,7 @@ class CompiledFunction:
                 if static_errors:
                     raise ProblemsError([*static_errors, f"while tracing: {exc}"]) from exc
                 raise
-        graph = Graph(key, traced)
+        graph = Graph(key, traced, call=copy.deepcopy((np_args, np_kwargs)))
         graph.crosscheck = self._check(traced)
         traced.node.crosscheck = graph.crosscheck
         self._report_disagreements(graph.crosscheck)

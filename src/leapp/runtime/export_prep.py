@@ -119,10 +119,12 @@ class ScalarLast(Pass):
         return changed
 
 
-def prepare(gm, output_names):
+def prepare(gm, output_names, *, onnx=False):
     """A copy of ``gm`` ready for export: tuple outputs in ``output_names`` order, explicit types.
 
-    Returns ``(graph_module, notes)``; ``notes`` say which comparisons got casts.
+    ``onnx=True`` also runs the ONNX decompositions (``leapp.runtime.export_lowering``).
+    Returns ``(graph_module, notes)``; ``notes`` say which comparisons got casts
+    and which calls were decomposed, by source line.
     """
     gm = copy.deepcopy(gm)
     out = next(n for n in gm.graph.nodes if n.op == "output")
@@ -132,6 +134,29 @@ def prepare(gm, output_names):
     promotion = ExplicitPromotion()
     promotion(gm)
     ScalarLast()(gm)
+    notes = list(promotion.notes)
+    unsigned = None
+    if onnx:
+        from .export_lowering import LowerForOnnx, WidenUnsigned
+
+        lowering = LowerForOnnx()
+        lowering(gm)
+        notes += lowering.notes
+        widen = WidenUnsigned(output_names)
+        widen(gm)
+        if widen.inputs or widen.outputs:
+            unsigned = {"inputs": widen.inputs, "outputs": widen.outputs}
+            notes.append("uint16/uint32/uint64 values carried as int32/int64 inside the ONNX graph "
+                         "(decomposed for ONNX), cast at its inputs and outputs")
     gm.graph.lint()
     gm.recompile()
-    return gm, promotion.notes
+    gm.leapp_unsigned = unsigned
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    values = out.args[0] if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
+    # the TorchScript-based ONNX exporter gives some 0-d results shape (1,): the writer restores them
+    gm.leapp_scalar_outputs = [name for name, v in zip(output_names, values, strict=False)
+                               if isinstance(v, torch.fx.Node) and v.meta.get("leapp_shape") == ()]
+    # ... and computes 0-d int32 values as int64 (its scalar type analysis): the writer casts back
+    gm.leapp_output_dtypes = {name: str(v.meta["leapp_dtype"]) for name, v in zip(output_names, values, strict=False)
+                              if isinstance(v, torch.fx.Node) and v.meta.get("leapp_dtype") is not None}
+    return gm, notes

@@ -1,0 +1,502 @@
+"""Export-time decompositions: torch ops that ONNX lacks, rewritten into ops it has, with NumPy's semantics.
+
+The TorchScript-based ONNX exporter (opset 18) has no symbolic for several
+ops leapp records (``expm1``, ``sinh``, ``cosh``, ``trunc``, ``cumprod``,
+``deg2rad``, ``hypot``, ``take_along_dim``, ``searchsorted``, ``copysign``,
+integer ``bitwise_or``/``bitwise_xor``, ``unfold``, ``sort``), and onnxruntime
+differs from NumPy on others: integer ``Div`` truncates where ``//`` floors,
+``ArgMax``/``ReduceMax``/``ReduceMin``/``Max``/``Min`` skip NaN where NumPy
+propagates it. ``LowerForOnnx`` replaces each such node's target by a
+function below, which computes the same values with ops that ONNX has: the
+functions run while the exporter traces the module, so they may branch on
+dtypes and shapes. Each keeps NumPy's edge semantics (NaN, ±inf, signed
+zero, integer rounding and dtypes); ``tests/export`` and
+``benchmarks/export_parity.py`` compare every one with NumPy on edge inputs.
+
+Only the ONNX export uses this pass: TorchScript and ``.pt2`` run torch's
+own kernels, which leapp's parity tests already hold to NumPy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.fx
+
+from .passes import Pass
+
+LN2 = math.log(2.0)
+MAX_UNROLL = 4096  # cumprod along a longer axis would be a graph of that many nodes
+
+
+def _float(x):
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+def _common(a, b):
+    dt = torch.result_type(a, b)
+    a = a.to(dt) if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=dt)
+    b = b.to(dt) if isinstance(b, torch.Tensor) else torch.tensor(b, dtype=dt)
+    return a, b
+
+
+def _negative(b):
+    """NumPy's signbit for non-NaN values: -0.0 counts as negative (1/-0.0 is -inf)."""
+    return (b < 0) | ((b == 0) & (torch.reciprocal(b) < 0))
+
+
+# --- elementwise math ---------------------------------------------------------------------
+
+
+def expm1(x):
+    if not _float(x):
+        return torch.expm1(x)
+    u = torch.exp(x)
+    um1 = u - 1
+    # Kahan's formula: (u - 1) * x / log(u) cancels the rounding of exp where u is near 1
+    k = um1 * x / torch.log(u)
+    r = torch.where(um1 == -1, um1, k)
+    r = torch.where(torch.isinf(u), u, r)
+    return torch.where(u == 1, x, r)  # |x| below half an ulp: x itself, -0.0 kept
+
+
+def sinh(x):
+    if not _float(x):
+        return torch.sinh(x)
+    a = x.abs()
+    t = expm1(a)
+    small = (t + t / (t + 1)) * 0.5
+    big = torch.exp(a - LN2)  # e^a/2 without overflowing where e^a alone would
+    r = torch.where(a > 20, big, small)
+    r = torch.where(x < 0, -r, r)
+    return torch.where(x == 0, x, r)
+
+
+def cosh(x):
+    if not _float(x):
+        return torch.cosh(x)
+    a = x.abs()
+    e = torch.exp(a)
+    return torch.where(a > 20, torch.exp(a - LN2), (e + 1 / e) * 0.5)
+
+
+def trunc(x):
+    if not _float(x):
+        return x.clone()
+    return torch.where(x < 0, torch.ceil(x), torch.floor(x))
+
+
+def deg2rad(x):
+    return x * (math.pi / 180.0)
+
+
+def rad2deg(x):
+    return x * (180.0 / math.pi)
+
+
+def hypot(a, b):
+    a, b = _common(a, b)
+    aa, bb = a.abs(), b.abs()
+    big = torch.where(aa > bb, aa, bb)
+    small = torch.where(aa > bb, bb, aa)
+    q = small / torch.where(big == 0, torch.ones_like(big), big)
+    r = big * torch.sqrt(1 + q * q)
+    r = torch.where(torch.isnan(a) | torch.isnan(b), torch.full_like(r, math.nan), r)
+    return torch.where(torch.isinf(a) | torch.isinf(b), torch.full_like(r, math.inf), r)
+
+
+def copysign(a, b):
+    a, b = _common(a, b)
+    mag = a.abs()
+    return torch.where(_negative(b), -mag, mag)
+
+
+def maximum(a, b):
+    """NumPy: ``a if (a >= b or isnan(a)) else b`` (NaN propagates; ORT's Max may drop it)."""
+    if not (_float(a) or _float(b)):
+        return torch.maximum(a, b)
+    a, b = _common(a, b)
+    return torch.where((a >= b) | torch.isnan(a), a, b)
+
+
+def minimum(a, b):
+    if not (_float(a) or _float(b)):
+        return torch.minimum(a, b)
+    a, b = _common(a, b)
+    return torch.where((a <= b) | torch.isnan(a), a, b)
+
+
+def fmax(a, b):
+    if not (_float(a) or _float(b)):
+        return torch.fmax(a, b)
+    a, b = _common(a, b)
+    return torch.where((a >= b) | torch.isnan(b), a, b)
+
+
+def fmin(a, b):
+    if not (_float(a) or _float(b)):
+        return torch.fmin(a, b)
+    a, b = _common(a, b)
+    return torch.where((a <= b) | torch.isnan(b), a, b)
+
+
+_WHERE_VIA = {torch.bool: torch.int32, torch.int8: torch.int32, torch.uint8: torch.int32,
+              torch.int16: torch.int32, torch.float16: torch.float32}
+
+
+def where(cond, a, b):
+    """onnxruntime's ``Where`` has no bool, int8, uint8, int16 or float16 kernel: widen, choose, narrow."""
+    tensors = [x for x in (a, b) if isinstance(x, torch.Tensor)]
+    if not tensors:
+        return torch.where(cond, a, b)
+    dt = torch.result_type(a, b)
+    via = _WHERE_VIA.get(dt)
+    if via is None:
+        return torch.where(cond, a, b)
+    a = a.to(via) if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=dt).to(via)
+    b = b.to(via) if isinstance(b, torch.Tensor) else torch.tensor(b, dtype=dt).to(via)
+    return torch.where(cond, a, b).to(dt)
+
+
+def clamp(x, min=None, max=None):
+    """NumPy's clip: ``minimum(maximum(x, lo), hi)``; NaN in x or a bound propagates (ORT's Clip drops it)."""
+    r = x
+    if min is not None:
+        r = maximum(r, min) if _float(r) or isinstance(min, float) else torch.clamp(r, min=min)
+    if max is not None:
+        r = minimum(r, max) if _float(r) or isinstance(max, float) else torch.clamp(r, max=max)
+    return r
+
+
+def add(a, b, *, alpha=None):
+    """onnxruntime has no boolean Add or Mul: on bools they are ``or`` and ``and``, as in NumPy."""
+    if alpha is None and _bool(a) and _bool(b):
+        return torch.logical_or(a, b)
+    return torch.add(a, b) if alpha is None else torch.add(a, b, alpha=alpha)
+
+
+def mul(a, b):
+    if _bool(a) and _bool(b):
+        return torch.logical_and(a, b)
+    return torch.mul(a, b)
+
+
+def _bool(x):
+    return (isinstance(x, torch.Tensor) and x.dtype == torch.bool) or isinstance(x, bool)
+
+
+# --- integer and float division -----------------------------------------------------------
+
+
+def floor_divide(a, b):
+    a, b = _common(a, b)
+    if not a.is_floating_point():
+        # onnxruntime's integer Div truncates toward zero; step down where the signs differ
+        q = torch.div(a, b, rounding_mode="trunc")
+        r = a - q * b
+        return q - ((r != 0) & ((r < 0) != (b < 0))).to(q.dtype)
+    # NumPy's npy_divmod: from fmod, so that a // b and a % b agree with each other
+    mod = torch.fmod(a, b)
+    div = (a - mod) / b
+    div = torch.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    floor = torch.floor(div)
+    floor = torch.where(div - floor > 0.5, floor + 1, floor)
+    floor = torch.where(div == 0, copysign(torch.zeros_like(div), a / b), floor)
+    return torch.where(b == 0, a / b, floor)
+
+
+def remainder(a, b):
+    a, b = _common(a, b)
+    if not a.is_floating_point():
+        return torch.remainder(a, b)
+    mod = torch.fmod(a, b)
+    fix = (mod != 0) & ((b < 0) != (mod < 0))
+    mod = torch.where(fix, mod + b, mod)
+    return torch.where(mod == 0, copysign(torch.zeros_like(mod), b), mod)
+
+
+# --- bitwise ops: ONNX has them, the exporter only maps the boolean ones ---------------------
+
+
+def _onnx_binary(onnx_op, torch_op):
+    class Op(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return torch_op(a, b)
+
+        @staticmethod
+        def symbolic(g, a, b):
+            return g.op(onnx_op, a, b)
+
+    Op.__name__ = onnx_op
+
+    logical = {"BitwiseXor": torch.logical_xor, "BitwiseOr": torch.logical_or,
+               "BitwiseAnd": torch.logical_and}[onnx_op]
+
+    def run(a, b):
+        a, b = _common(a, b)
+        if a.dtype == torch.bool:
+            return logical(a, b)
+        return Op.apply(a, b)
+
+    run.__name__ = torch_op.__name__
+    return run
+
+
+bitwise_xor = _onnx_binary("BitwiseXor", torch.bitwise_xor)
+bitwise_or = _onnx_binary("BitwiseOr", torch.bitwise_or)
+bitwise_and = _onnx_binary("BitwiseAnd", torch.bitwise_and)
+
+
+# --- scans, searches, gathers -------------------------------------------------------------
+
+
+def cumprod(x, dim, *, dtype=None):
+    if dtype is not None:
+        x = x.to(dtype)
+    dim = dim % max(x.dim(), 1)
+    n = x.shape[dim] if x.dim() else 1
+    if x.dim() == 0 or n <= 1:
+        return x.clone()
+    if n > MAX_UNROLL:
+        raise NotImplementedError(f"cumprod along an axis of {n} elements (more than {MAX_UNROLL})")
+    # sequential products, in NumPy's order (so float rounding and overflow match)
+    parts = [x.narrow(dim, 0, 1)]
+    for k in range(1, n):
+        parts.append(parts[-1] * x.narrow(dim, k, 1))
+    return torch.cat(parts, dim)
+
+
+def take_along_dim(a, idx, dim=None):
+    if dim is None:
+        a, idx, dim = a.reshape(-1), idx.reshape(-1), 0
+    dim = dim % a.dim()
+    idx = torch.where(idx < 0, idx + a.shape[dim], idx)  # gather wants them non-negative
+    ones_a, ones_i = list(a.shape), list(idx.shape)
+    ones_a[dim] = ones_i[dim] = 1
+    shape = list(torch.broadcast_shapes(ones_a, ones_i))
+    a_shape, i_shape = list(shape), list(shape)
+    a_shape[dim], i_shape[dim] = a.shape[dim], idx.shape[dim]
+    return torch.gather(a.expand(a_shape), dim, idx.expand(i_shape))
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    if sorted_sequence.dim() != 1 or sorter is not None or not isinstance(values, torch.Tensor):
+        return torch.searchsorted(sorted_sequence, values, out_int32=out_int32, right=right,
+                                  side=side, sorter=sorter)
+    right = right or side == "right"
+    seq, v = _common(sorted_sequence, values)
+    col = v.unsqueeze(-1)
+    hits = (seq <= col) if right else (seq < col)
+    idx = hits.to(torch.int64).sum(-1)
+    if seq.is_floating_point():
+        # NaN sorts last: left of a NaN value are the non-NaN elements, right of it all of them
+        n = seq.shape[0] if right else (~torch.isnan(seq)).to(torch.int64).sum()
+        idx = torch.where(torch.isnan(v), torch.zeros_like(idx) + n, idx)
+    return idx.to(torch.int32 if out_int32 else torch.int64)
+
+
+def _stable_argsort(x, dim):
+    """Ascending, stable, NaN last: ONNX TopK breaks ties by the lower index."""
+    n = x.shape[dim]
+    if x.dtype == torch.bool:
+        x = x.to(torch.int32)
+    if not x.is_floating_point():
+        return torch.topk(x, n, dim, largest=False, sorted=True)[1]
+    nan = torch.isnan(x)
+    first = torch.topk(torch.where(nan, torch.full_like(x, math.inf), x), n, dim, largest=False, sorted=True)[1]
+    flags = torch.gather(nan.to(torch.int32), dim, first)
+    second = torch.topk(flags, n, dim, largest=False, sorted=True)[1]
+    return torch.gather(first, dim, second)
+
+
+def argsort(x, dim=-1, descending=False, stable=False):
+    if descending or x.dim() == 0:
+        return torch.argsort(x, dim=dim, descending=descending, stable=stable)
+    return _stable_argsort(x, dim)
+
+
+def sort(x, dim=-1, descending=False, stable=False):
+    if descending or x.dim() == 0:
+        return torch.sort(x, dim=dim, descending=descending, stable=stable)
+    idx = _stable_argsort(x, dim)
+    return torch.gather(x, dim, idx), idx
+
+
+def _nan_any(x, dim, keepdim):
+    nan = torch.isnan(x).to(torch.int32)
+    if dim is None or dim == () or dim == []:
+        found = nan.sum() > 0
+        return found.reshape([1] * x.dim()) if keepdim else found
+    return nan.sum(dim, keepdim=keepdim) > 0
+
+
+def _arg(fn, x, dim=None, keepdim=False):
+    r = fn(x, dim, keepdim)
+    if not _float(x):
+        return r
+    nan = torch.isnan(x)
+    first_nan = torch.argmax(nan.to(torch.int32), dim, keepdim)
+    return torch.where(_nan_any(x, dim, keepdim), first_nan, r)
+
+
+def argmax(x, dim=None, keepdim=False):
+    return _arg(torch.argmax, x, dim, keepdim)
+
+
+def argmin(x, dim=None, keepdim=False):
+    return _arg(torch.argmin, x, dim, keepdim)
+
+
+def _reduce(fn, x, dim=(), keepdim=False):
+    if x.dtype == torch.bool:  # onnxruntime reduces no booleans
+        return fn(x.to(torch.int32), dim, keepdim).to(torch.bool)
+    r = fn(x, dim, keepdim)
+    if not _float(x):
+        return r
+    return torch.where(_nan_any(x, dim, keepdim), torch.full_like(r, math.nan), r)
+
+
+def amax(x, dim=(), keepdim=False):
+    return _reduce(torch.amax, x, dim, keepdim)
+
+
+def amin(x, dim=(), keepdim=False):
+    return _reduce(torch.amin, x, dim, keepdim)
+
+
+def unfold(x, dimension, size, step):
+    """``Tensor.unfold`` as a gather: windows along ``dimension``, each window last."""
+    dim = dimension % max(x.dim(), 1)
+    n = x.shape[dim]
+    count = (n - size) // step + 1
+    idx = (torch.arange(count) * step).unsqueeze(1) + torch.arange(size)
+    picked = torch.index_select(x, dim, idx.reshape(-1))
+    shape = list(x.shape[:dim]) + [count, size] + list(x.shape[dim + 1:])
+    return picked.reshape(shape).movedim(dim + 1, -1)
+
+
+# --- unsigned integers: ONNX carries them, the TorchScript exporter does not ----------------
+
+WIDE = {torch.uint16: torch.int32, torch.uint32: torch.int64, torch.uint64: torch.int64}
+_MASK = {torch.uint16: 0xFFFF, torch.uint32: 0xFFFFFFFF}
+
+
+def to_unsigned(x, dtype):
+    """``x.to(uint16/uint32/uint64)`` on the wide signed type that holds its values exactly.
+
+    NumPy wraps modulo 2**bits; so does the mask. uint64 keeps its int64 bits.
+    """
+    wide = x.to(torch.int64)
+    if dtype in _MASK:
+        wide = bitwise_and(wide, _MASK[dtype])
+    return wide.to(WIDE[dtype])
+
+
+def _cast_target(node):
+    """The dtype a ``.to(...)``/``.type(...)`` node casts to, if it is one."""
+    if node.op == "call_method" and node.target in ("to", "type"):
+        for a in (*node.args[1:], node.kwargs.get("dtype")):
+            if isinstance(a, torch.dtype):
+                return a
+    return None
+
+
+class WidenUnsigned(Pass):
+    """uint16/32/64 values become int32/int64 inside the graph; the ONNX file's boundary casts back.
+
+    requires: ``leapp_dtype`` meta on placeholders. ensures: no uint16/32/64
+    tensor in the graph; ``inputs``/``outputs`` name the boundary values and
+    their NumPy dtypes, for ``export_formats.write_onnx`` to restore.
+    """
+
+    name = "widen unsigned integers"
+
+    def __init__(self, output_names):
+        self.output_names = list(output_names)
+        self.inputs, self.outputs = {}, {}
+
+    def run(self, gm) -> int:
+        from .dtypes import to_torch
+
+        changed = 0
+        for node in list(gm.graph.nodes):
+            if node.op == "placeholder":
+                dt = node.meta.get("leapp_dtype")
+                if dt is not None and to_torch(dt) in WIDE:
+                    self.inputs[node.target] = str(dt)
+            elif node.op == "get_attr":
+                value = getattr(gm, node.target, None)
+                if isinstance(value, torch.Tensor) and value.dtype in WIDE:
+                    setattr(gm, node.target, value.to(torch.int64).to(WIDE[value.dtype]))
+                    changed += 1
+            elif node.op == "output":
+                values = node.args[0]
+                for name, v in zip(self.output_names, values, strict=False):
+                    dt = v.meta.get("leapp_dtype") if isinstance(v, torch.fx.Node) else None
+                    if dt is not None and to_torch(dt) in WIDE:
+                        self.outputs[name] = str(dt)
+            else:
+                target = _cast_target(node)
+                if target in WIDE:
+                    node.op, node.target = "call_function", to_unsigned
+                    node.args, node.kwargs = (node.args[0], target), {}
+                    changed += 1
+                    continue
+                new_args = tuple(WIDE.get(a, a) if isinstance(a, torch.dtype) else a for a in node.args)
+                new_kwargs = {k: WIDE.get(v, v) if isinstance(v, torch.dtype) else v for k, v in node.kwargs.items()}
+                if new_args != node.args or new_kwargs != node.kwargs:
+                    node.args, node.kwargs = new_args, new_kwargs
+                    changed += 1
+        return changed + len(self.inputs) + len(self.outputs)
+
+
+# --- the pass -----------------------------------------------------------------------------
+
+FUNCTIONS = {
+    torch.expm1: expm1, torch.sinh: sinh, torch.cosh: cosh, torch.trunc: trunc, torch.fix: trunc,
+    torch.deg2rad: deg2rad, torch.rad2deg: rad2deg, torch.hypot: hypot, torch.copysign: copysign,
+    torch.maximum: maximum, torch.minimum: minimum, torch.fmax: fmax, torch.fmin: fmin,
+    torch.floor_divide: floor_divide, torch.remainder: remainder,
+    torch.bitwise_xor: bitwise_xor, torch.bitwise_or: bitwise_or, torch.bitwise_and: bitwise_and,
+    torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
+    torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
+    torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
+    torch.add: add, torch.mul: mul,
+}
+METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
+           "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
+           "clamp": clamp, "clip": clamp}
+
+
+class LowerForOnnx(Pass):
+    """Nodes whose op ONNX lacks, or runs with other NaN/rounding rules, call the functions above.
+
+    requires: nothing. ensures: the values are those of the original graph
+    (as NumPy defines them); each rewritten node is listed in ``notes`` with
+    the user's line.
+    """
+
+    name = "ONNX decompositions"
+
+    def __init__(self):
+        self.notes = []
+
+    def run(self, gm) -> int:
+        changed = 0
+        for node in gm.graph.nodes:
+            new = None
+            if node.op == "call_function":
+                new = FUNCTIONS.get(node.target)
+            elif node.op == "call_method":
+                new = METHODS.get(node.target)
+            if new is None:
+                continue
+            node.op, node.target = "call_function", new
+            changed += 1
+            call = node.meta.get("leapp_call")
+            if call:
+                self.notes.append(f"{call} at {node.meta.get('leapp_source') or '?'}: "
+                                  f"{new.__name__} decomposed for ONNX")
+        return changed
