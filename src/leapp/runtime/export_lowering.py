@@ -58,7 +58,8 @@ def expm1(x):
     k = um1 * x / torch.log(u)
     r = torch.where(um1 == -1, um1, k)
     r = torch.where(torch.isinf(u), u, r)
-    return torch.where(u == 1, x, r)  # |x| below half an ulp: x itself, -0.0 kept
+    r = torch.where(u == 1, x, r)  # |x| below half an ulp: x itself
+    return torch.where(x == 0, x, r)  # -0.0 kept
 
 
 def sinh(x):
