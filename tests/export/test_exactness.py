@@ -18,8 +18,8 @@ from . import exactness_cases as cases
 rng = np.random.default_rng(7)
 X = rng.normal(size=(3, 5)) * 3
 X32 = X.astype(np.float32)
-I = rng.integers(-20, 20, (3, 5))
-J = np.where(I == 0, 3, rng.integers(-7, 7, (3, 5)))
+INTS = rng.integers(-20, 20, (3, 5))
+J = np.where(INTS == 0, 3, rng.integers(-7, 7, (3, 5)))
 
 
 def _edge(x):
@@ -54,8 +54,8 @@ EXACT = [
     ("expm1", cases.expm1, {"x": X32}, {"x": _edge(X32 / 10)}),
     ("sinh/cosh", cases.sinh_cosh, {"x": X}, {"x": _edge(X)}),
     ("trunc", cases.trunc, {"x": X32}, {"x": _edge(X32)}),
-    ("bitwise_xor, integer bitwise_or", cases.bitwise, {"i": I, "j": J}, {"i": -I, "j": J}),
-    ("cumprod", cases.cumprod, {"i": I, "x": X32}, {"i": -I, "x": _edge(X32)}),
+    ("bitwise_xor, integer bitwise_or", cases.bitwise, {"i": INTS, "j": J}, {"i": -INTS, "j": J}),
+    ("cumprod", cases.cumprod, {"i": INTS, "x": X32}, {"i": -INTS, "x": _edge(X32)}),
     ("deg2rad", cases.deg2rad, {"x": X32}, {"x": _edge(X32)}),
     ("hypot", cases.hypot, {"x": X, "y": X[::-1].copy()}, {"x": _edge(X), "y": X}),
     ("diff", cases.diff, {"x": X}, {"x": _edge(X)}),
@@ -69,9 +69,9 @@ EXACT = [
       "u64": np.arange(6, dtype=np.uint64) << np.uint64(60)},
      {"u16": np.full(6, 65535, np.uint16), "u32": np.full(6, 2**32 - 1, np.uint32),
       "u64": np.full(6, 2**64 - 1, np.uint64)}),
-    ("negative integer //", cases.floor_div, {"i": I, "j": J}, {"i": -I, "j": -J}),
-    ("dtype=np.int32 sum", cases.int32_sum, {"i": I.astype(np.int32)}, {"i": -I.astype(np.int32)}),
-    ("0-d int output", cases.scalar_int, {"i": I}, {"i": -I}),
+    ("negative integer //", cases.floor_div, {"i": INTS, "j": J}, {"i": -INTS, "j": -J}),
+    ("dtype=np.int32 sum", cases.int32_sum, {"i": INTS.astype(np.int32)}, {"i": -INTS.astype(np.int32)}),
+    ("0-d int output", cases.scalar_int, {"i": INTS}, {"i": -INTS}),
     ("ArgMax/ReduceMax/ReduceMin NaN", cases.nan_reductions, {"x": X32}, {"x": _edge(X32)}),
     ("inf in the example input", cases.with_inf, {"x": _edge(X32)}, {"x": X32}),
 ]

@@ -32,7 +32,13 @@ from ..errors import (
 )
 from ..runtime import state
 from ..runtime.session_graph import validate_samples
-from ..runtime.tracing import flatten_inputs, output_structure, rebuild, replace_leaves, trace_function
+from ..runtime.tracing import (
+    flatten_inputs,
+    output_structure,
+    rebuild,
+    replace_leaves,
+    trace_function,
+)
 from . import crosscheck as cc_mod
 from . import samples
 from . import source as src_mod
