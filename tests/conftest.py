@@ -13,3 +13,36 @@ def _no_leftover_session():
     import leapp.api
 
     leapp.api.reset()
+
+
+
+_COMPILED: list = []  # (qualname, compiler.source.Source, file text) for every function leapp.compile rewrote
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _rewrite_matches_what_compile_runs():
+    """``leapp rewrite`` shows exactly the code ``leapp.compile`` runs, for every compiled function.
+
+    Every function compiled anywhere in the suite is checked at the end of the
+    session (see rewrite_check.py).
+    """
+    from rewrite_check import mismatches, read_file
+
+    from leapp.compiler import source
+
+    real = source.build
+
+    def build(fn, src, probe):
+        new = real(fn, src, probe)
+        text = read_file(src.path)
+        if text is not None:
+            _COMPILED.append((fn.__qualname__, src, text))
+        return new
+
+    source.build = build
+    try:
+        yield
+    finally:
+        source.build = real
+    found = mismatches(_COMPILED)
+    assert not found, f"{len(found)} of {len(_COMPILED)} compiled functions:\n" + "\n".join(found[:5])

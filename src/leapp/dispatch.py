@@ -1,7 +1,11 @@
 """The traced dispatcher that ``leapp rewrite`` routes NumPy calls through.
 
 Rewritten source reads ``_leapp.call("prep.py:12:8", np.clip, x, 0.0, 1.0)``
-where the original read ``np.clip(x, 0.0, 1.0)``. With no tracing session
+where the original read ``np.clip(x, 0.0, 1.0)``, ``_leapp.method("prep.py:13:8",
+x, "sum", axis=0)`` for ``x.sum(axis=0)``, and ``_leapp.getitem("prep.py:14:8",
+TABLE, idx)`` for ``TABLE[idx]`` when the index may be traced and the indexed
+value may be a plain array (ndarray's C indexing of a plain array never
+reaches leapp's hooks, so the lookup would be frozen). With no tracing session
 active this is exactly the original call plus one Python frame. While the
 runtime traces, it registers a handler here, so the call site (file, line,
 column) lands on the recorded node, and calls that bypass NumPy's dispatch
@@ -16,6 +20,7 @@ This module imports neither torch nor numpy.
 
 from __future__ import annotations
 
+import operator
 import threading
 
 _handler = None  # set by leapp.runtime while a session is active
@@ -44,6 +49,30 @@ def call(site, fn, /, *args, **kwargs):
         return _handler(fn, args, kwargs)
     finally:
         local.site = previous
+
+
+def method(site, receiver, name, /, *args, **kwargs):
+    """Call ``receiver.name(*args, **kwargs)``, the method call written at ``site``."""
+    bound = getattr(receiver, name)
+    if _handler is None:
+        return bound(*args, **kwargs)
+    local = _local
+    previous = local.site
+    local.site = site
+    try:
+        return bound(*args, **kwargs)
+    finally:
+        local.site = previous
+
+
+def getitem(site, value, index, /):
+    """``value[index]``, the subscript written at ``site``."""
+    if _handler is None:
+        return value[index]
+    return call(site, _getitem, value, index)
+
+
+_getitem = operator.getitem
 
 
 def set_handler(handler) -> None:

@@ -1,11 +1,15 @@
 """``leapp rewrite``: route every NumPy call in scope through the traced dispatcher.
 
 ``np.clip(x, 0.0, 1.0)`` becomes ``_leapp.call("prep.py:12:8", np.clip, x, 0.0,
-1.0)`` (see ``leapp.dispatch``). Which calls to route comes from the analysis
-(``Site`` positions); LibCST does the edit, so everything else — formatting,
-comments, blank lines — is kept byte for byte. Rewritten calls are
-``_leapp.call(...)``, which is not a NumPy call, so a second rewrite finds
-nothing to do and adds no second import: rewriting is idempotent.
+1.0)``, the array method call ``x.sum(axis=0)`` becomes ``_leapp.method(
+"prep.py:13:5", x, "sum", axis=0)`` and a lookup ``TABLE[idx]`` whose index
+may be traced becomes ``_leapp.getitem("prep.py:14:5", TABLE, idx)`` (see
+``leapp.dispatch``). Which sites to route comes from the analysis (``Site``
+positions); LibCST does the edit, so everything else — formatting, comments,
+blank lines — is kept byte for byte. ``leapp.compile`` runs exactly this
+output. Rewritten calls are ``_leapp.*(...)``, which are not NumPy calls, so
+a second rewrite finds nothing to do and adds no second import: rewriting is
+idempotent.
 """
 
 from __future__ import annotations
@@ -23,23 +27,73 @@ IMPORT_LINE = "import leapp.dispatch as _leapp\n"
 class _Router(cst.CSTTransformer):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, targets: dict[tuple[int, int, int, int], str]):
+    def __init__(self, targets: dict[tuple[int, int, int, int], tuple[str, str]]):
         super().__init__()
         self.targets = targets
 
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+    def _target(self, original):
         pos = self.get_metadata(PositionProvider, original)
-        site = self.targets.get((pos.start.line, pos.start.column, pos.end.line, pos.end.column))
-        if site is None:
+        return self.targets.get((pos.start.line, pos.start.column, pos.end.line, pos.end.column))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        target = self._target(original)
+        if target is None:
             return updated
-        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        head = [cst.Arg(cst.SimpleString(json.dumps(site)), comma=comma),
-                cst.Arg(updated.func, comma=comma if updated.args else cst.MaybeSentinel.DEFAULT)]
+        where, kind = target
+        spaces = None
+        if kind == "method" and isinstance(updated.func, cst.Attribute):
+            # x.sum(axis=0) -> _leapp.method("site", x, "sum", axis=0); a line break around the
+            # dot (a chain written over several lines) moves to the commas, so lines stay put
+            dot = updated.func.dot
+            head = [updated.func.value, cst.SimpleString(json.dumps(updated.func.attr.value))]
+            spaces = [None, dot.whitespace_before, dot.whitespace_after]
+            dispatcher = "method"
+        elif kind == "function":
+            head, dispatcher = [updated.func], "call"
+        else:
+            return updated
         return updated.with_changes(
-            func=cst.Attribute(cst.Name("_leapp"), cst.Name("call")),
-            args=[*head, *updated.args],
+            func=cst.Attribute(cst.Name("_leapp"), cst.Name(dispatcher)),
+            args=_args([cst.SimpleString(json.dumps(where)), *head], updated.args, spaces),
             whitespace_after_func=cst.SimpleWhitespace(""),
         )
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        target = self._target(original)
+        if target is None or target[1] != "subscript":
+            return updated
+        # TABLE[i, :] -> _leapp.getitem("site", TABLE, (i, slice(None, None, None)))
+        items = [_index_value(e.slice) for e in updated.slice]
+        if len(items) == 1 and updated.slice[0].comma is cst.MaybeSentinel.DEFAULT:
+            index = items[0]
+        else:  # the elements keep their commas, and with them any line breaks between them
+            index = cst.Tuple([cst.Element(v, comma=e.comma) for v, e in zip(items, updated.slice, strict=True)])
+        call = cst.Call(cst.Attribute(cst.Name("_leapp"), cst.Name("getitem")),
+                        _args([cst.SimpleString(json.dumps(target[0])), updated.value, index], [],
+                              [None, None, updated.lbracket.whitespace_after]),
+                        lpar=updated.lpar, rpar=updated.rpar)
+        return call.with_changes(whitespace_before_args=cst.SimpleWhitespace(""))
+
+
+def _args(head, rest, spaces=None) -> list:
+    """Arguments ``head`` then ``rest``; ``spaces[i]``, if it breaks the line, follows argument i-1."""
+    out = []
+    for i, value in enumerate(head):
+        after = spaces[i + 1] if spaces and i + 1 < len(spaces) else None
+        if not isinstance(after, cst.ParenthesizedWhitespace):
+            after = cst.SimpleWhitespace(" ")
+        out.append(cst.Arg(value, comma=cst.Comma(whitespace_after=after)))
+    if not rest:
+        last = out[-1]
+        out[-1] = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return [*out, *rest]
+
+
+def _index_value(item) -> cst.BaseExpression:
+    if isinstance(item, cst.Index):
+        return item.value
+    none = cst.Name("None")
+    return cst.Call(cst.Name("slice"), _args([item.lower or none, item.upper or none, item.step or none], []))
 
 
 def _has_dispatch_import(module: cst.Module) -> bool:
@@ -83,13 +137,15 @@ def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", 
         raise SyntaxError(f"{path}:{d.line}:{d.col}: {d.message}")
     targets = {}
     for site in analysis.sites:
-        if site.kind == "function":
-            where = f"{path}:{site.line + first_line - 1}:{site.col + indent}"
-            # LibCST columns are 0-based
-            targets[(site.line, site.col - 1, site.end_line, site.end_col - 1)] = where
+        where = f"{path}:{site.line + first_line - 1}:{site.col + indent}"
+        # LibCST columns are 0-based
+        targets[(site.line, site.col - 1, site.end_line, site.end_col - 1)] = (where, site.kind)
     if not targets:
         return text
     module = MetadataWrapper(cst.parse_module(text)).visit(_Router(targets))
+    if module.code.count("\n") != text.count("\n"):
+        # every recorded location and traceback names the user's lines: they must not move
+        raise RuntimeError(f"{path}: leapp rewrite moved lines (a leapp bug, please report it)")
     if not _has_dispatch_import(module):
         module = _insert_import(module)
     return module.code

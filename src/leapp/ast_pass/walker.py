@@ -128,11 +128,34 @@ class Walker(Facts):
         end = self.positions.end(call)
         self.sites[id(call)] = (Site(name, line, col, kind, verdict, *end), entry, refused)
 
+    def _record_subscript(self, node: ast.Subscript) -> None:
+        """``TABLE[idx]`` with an array index on a value not known to be traced: a site to route.
+
+        ndarray's C indexing of a plain array (a module-level lookup table, an
+        attribute) never reaches leapp's hooks, so the result would be frozen;
+        routed through the dispatcher, the runtime records a gather on a constant.
+        """
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not any(not isinstance(p, ast.Slice) and self.is_array(p) for p in parts):
+            return
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in self.state.arrays and not (
+                value.id in self.module_arrays and self.scope.is_module_global(value.id)):
+            return  # indexing a traced array: its own hooks see it
+        if self.is_array(value) and not isinstance(value, ast.Name):
+            return
+        line, col = self.positions.start(node)
+        end = self.positions.end(node)
+        self.sites[id(node)] = (Site("ndarray.__getitem__", line, col, "subscript", "supported", *end),
+                                table.lookup("ndarray.__getitem__"), [])
+
     # --- expressions --------------------------------------------------------
     def expr(self, node) -> None:
         t = type(node)
         if t is ast.Call:
             self._record_site(node)
+        elif t is ast.Subscript and isinstance(node.ctx, ast.Load) and self.in_function:
+            self._record_subscript(node)
         hooks = self.hooks.get(t)
         if hooks:
             for hook in hooks:

@@ -49,14 +49,12 @@ class Probe:
     def method(self, site, receiver, name, /, *args, **kwargs):
         """A routed method call: ``x.sum(axis=0)`` as written at ``site``."""
         run = self._note(site, (receiver, *args), kwargs)
-        result = dispatch.call(site, _call_method, receiver, name, args, kwargs)
+        result = dispatch.method(site, receiver, name, *args, **kwargs)
         if run.traced and result is receiver:
             run.passthrough = True
         return result
 
-
-def _call_method(receiver, name, args, kwargs):
-    # Passed through dispatch.call only so that the call site (with its
-    # column) is current while the method runs; the dispatcher finds no table
-    # entry for this helper and simply calls it.
-    return getattr(receiver, name)(*args, **kwargs)
+    def getitem(self, site, value, index, /):
+        """A routed subscript: ``TABLE[idx]`` as written at ``site``."""
+        self._note(site, (value, index), None)
+        return dispatch.getitem(site, value, index)

@@ -1,13 +1,14 @@
 """Reading a function's source, linting it, and rebuilding it with NumPy calls routed.
 
 The rebuilt function is the user's own code object, compiled again from the
-output of ``leapp rewrite``: same file name and line numbers (so warnings and
-tracebacks point at the user's lines), same globals, the *same* closure cells
-(a later ``nonlocal`` write is still seen), defaults, keyword defaults and
-name. Only two things differ: NumPy function calls go through the dispatcher,
-and the ndarray method calls the static pass listed go through it too, so
-every recorded node carries its call's column and the cross-check knows which
-call sites ran.
+output of ``leapp rewrite`` (exactly that text: ``leapp rewrite --diff`` shows
+what runs): same file name and line numbers (so warnings and tracebacks point
+at the user's lines), same globals, the *same* closure cells (a later
+``nonlocal`` write is still seen), defaults, keyword defaults and name. Only
+the sites the static pass listed differ: NumPy function calls, ndarray method
+calls and lookups in plain arrays with traced indices go through the probe,
+so every recorded node carries its call's column and the cross-check knows
+which call sites ran.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import ast
 import functools
 import inspect
 import json
-import textwrap
 import types
 from dataclasses import dataclass, field
 
@@ -36,7 +36,6 @@ class Source:
     imports: dict
     analysis: object  # ast_pass.Analysis
     rewritten: str = ""
-    method_sites: list = field(default_factory=list)
     routed: set = field(default_factory=set)  # site strings the rebuilt function sends to the probe
 
     @property
@@ -69,9 +68,7 @@ def read(fn) -> Source:
     imports = imports_of(fn.__globals__)
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports)
     last = first + len(text.splitlines()) - 1
-    src = Source(path, first, last, text, imports, analysis)
-    src.method_sites = [s for s in analysis.sites if s.kind == "method"]
-    return src
+    return Source(path, first, last, text, imports, analysis)
 
 
 def imports_of(namespace: dict) -> dict:
@@ -120,7 +117,6 @@ def build(fn, src: Source, probe) -> types.FunctionType:
     func = defs[0]
     start = min([d.lineno for d in func.decorator_list] + [func.lineno])
     ast.increment_lineno(func, src.first_line - start)
-    _route_methods(func, src)
     _strip_def_time_expressions(func)
     code = _compile_inner(func, fn, src.path)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
@@ -196,65 +192,3 @@ def _find_code(code, name):
 
 def site_string(path, line, col) -> str:
     return f"{path}:{line}:{col}"
-
-
-def _route_methods(func, src: Source):
-    """``x.sum(axis=0)`` at a method site becomes ``_leapp.method("f.py:8:5", x, "sum", axis=0)``.
-
-    Sites are matched by line, method name and order on the line: the rewrite
-    shifts columns, never lines or the order of calls.
-    """
-    wanted = _method_order(src)
-    if not wanted:
-        return
-    seen: dict = {}
-    calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    calls.sort(key=_source_order)
-    for call in calls:
-        key = (call.lineno, call.func.attr)
-        index = seen.get(key, 0)
-        seen[key] = index + 1
-        site = wanted.get((*key, index))
-        if site is None:
-            continue
-        receiver = call.func.value
-        src.routed.add(site_string(src.path, site.line, site.col))
-        call.func = ast.Attribute(ast.Name(PROBE, ast.Load()), "method", ast.Load())
-        call.args = [ast.Constant(site_string(src.path, site.line, site.col)), receiver,
-                     ast.Constant(site.name.split(".", 1)[1]), *call.args]
-
-
-def _method_order(src: Source) -> dict:
-    """(line, method, k) -> Site, k counting that method's calls on the line in the original source."""
-    if not src.method_sites:
-        return {}
-    text = textwrap.dedent(src.text)
-    indent = len(src.text.splitlines()[0]) - len(text.splitlines()[0])
-    tree = ast.parse(text)
-    lines = text.splitlines()
-    by_pos = {}  # (line, col, end line, end col) in file coordinates, as Site spells them
-    counts: dict = {}
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    for call in sorted(calls, key=_source_order):
-        key = (call.lineno + src.first_line - 1, call.func.attr)
-        counts[key] = counts.get(key, 0) + 1
-        start = _char_col(lines, call.lineno, call.col_offset) + indent
-        end = _char_col(lines, call.end_lineno, call.end_col_offset) + indent
-        by_pos[(key[0], start, call.end_lineno + src.first_line - 1, end)] = (call, counts[key] - 1)
-    out = {}
-    for site in src.method_sites:
-        hit = by_pos.get((site.line, site.col, site.end_line, site.end_col))
-        method = site.name.split(".", 1)[1]
-        if hit is not None and hit[0].func.attr == method:
-            out[(site.line, method, hit[1])] = site
-    return out
-
-
-def _source_order(call):
-    """Calls in the order they are written; of calls starting together, the outer one first."""
-    return (call.lineno, call.col_offset, -call.end_lineno, -call.end_col_offset)
-
-
-def _char_col(lines, line, byte_col) -> int:
-    """ast's 0-based UTF-8 byte offset as a 1-based character column (the Site convention)."""
-    return len(lines[line - 1].encode()[:byte_col].decode(errors="replace")) + 1

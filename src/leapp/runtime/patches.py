@@ -183,6 +183,8 @@ def held():
 
 def _dispatch_handler(fn, args, kwargs):
     """Calls routed by rewritten source: bypass entries are traced here, the rest as usual."""
+    if fn is _GETITEM:
+        return _getitem(*args)
     original = getattr(fn, "__wrapped__", fn)
     bypass = getattr(fn, "_leapp_bypass", None)
     if bypass:
@@ -200,12 +202,41 @@ def _dispatch_handler(fn, args, kwargs):
             return record.record_call(name, original, args, kwargs, _loc())
         if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc") and _nested_traced(args):
             return _with_sequences_converted(name, fn, args, kwargs)
+        if isinstance(entry, table.Entry) and entry.kind == "function" and not (kwargs and "out" in kwargs) \
+                and _traced_in(args, kwargs) and not isinstance(args[0] if args else None, TracedNpArray):
+            # np.take(TABLE, idx): NumPy asks only some arguments for overrides (here TABLE), so a
+            # traced operand elsewhere would be read by C code and the result frozen. Record it.
+            result = fn(*args, **kwargs)
+            if _has_traced(result):
+                return result
+            return record.record_call(name, original, args, kwargs, _loc())
         if isinstance(entry, table.Unsupported) and not _traced_in(args, kwargs):
             # np.random.* and friends: no traced operand reaches NumPy's hooks,
             # but the result would still be frozen into the graph.
             result = fn(*args, **kwargs)
             return record.untraced(state.current(), name, _loc(), result, entry)
     return fn(*args, **kwargs)
+
+
+_GETITEM = dispatch._getitem
+
+
+def _getitem(value, index):
+    """``TABLE[idx]`` routed by the rewriter: a plain array indexed with traced values.
+
+    ndarray's C indexing would read the traced index as plain data and return a
+    plain (frozen) result; the table becomes a traced constant instead, so the
+    lookup is recorded as indexing of a constant by the traced index.
+    """
+    trace = state.current()
+    if trace is not None and type(value) is np.ndarray and _has_traced_index(index):
+        value = record.wrap(value, trace.const(value, _loc()))
+    return value[index]
+
+
+def _has_traced_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, TracedNpArray) or (isinstance(i, list) and _has_traced(i)) for i in items)
 
 
 def _nested_traced(args):

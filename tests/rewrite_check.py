@@ -1,0 +1,38 @@
+"""Does ``leapp rewrite`` of a file show exactly the code ``leapp.compile`` ran for a function in it?"""
+
+from __future__ import annotations
+
+import textwrap
+
+from leapp.ast_pass import rewrite_source
+from leapp.ast_pass.rewrite import IMPORT_LINE
+
+
+def read_file(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None  # made in memory: there is no file for `leapp rewrite` to read
+
+
+def mismatches(compiled) -> list[str]:
+    """``compiled``: (qualname, compiler.source.Source, file text) triples; one message per mismatch.
+
+    Each file is rewritten once, as ``leapp rewrite`` does with those functions
+    selected (``--function``/``[tool.leapp]``); the lines holding each function
+    must equal, after dedenting, the source compile rebuilt the function from.
+    """
+    by_file: dict = {}
+    for qualname, src, text in compiled:
+        by_file.setdefault((src.path, text), []).append((qualname, src))
+    out = []
+    for (path, text), items in by_file.items():
+        shown = rewrite_source(text, path, include_functions=tuple(q for q, _ in items)).splitlines()
+        offset = len(shown) - len(text.splitlines())  # the dispatch import, when it was added
+        for qualname, src in items:
+            cli = textwrap.dedent("\n".join(shown[src.first_line - 1 + offset:src.last_line + offset]))
+            ran = src.rewritten[len(IMPORT_LINE):] if src.rewritten.startswith(IMPORT_LINE) else src.rewritten
+            if cli.rstrip() != ran.rstrip():
+                out.append(f"{path}:{src.first_line} {qualname}:\n--- leapp rewrite\n{cli}\n--- compile ran\n{ran}")
+    return out
