@@ -103,7 +103,8 @@ def _optimized_copy(node):
 
 
 def _input_specs(node):
-    placeholders = {n.target: n for n in node.graph_module.graph.nodes if n.op == "placeholder"}
+    placeholders = {n.meta.get("leapp_input", n.target): n for n in node.graph_module.graph.nodes
+                    if n.op == "placeholder"}
     specs = {}
     for name in node.input_names:
         meta = placeholders[name].meta

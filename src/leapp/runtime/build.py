@@ -14,6 +14,8 @@ with a cast and reported as a ``LeappInternalWarning`` so tests catch it.
 
 from __future__ import annotations
 
+import keyword
+
 import linecache
 import warnings
 
@@ -198,8 +200,12 @@ def lower(trace, outputs, *, input_names=None):
     env = {}
     roots = [v for v in outputs.values() if isinstance(v, Node)]
     live = reachable(trace.nodes, roots)
+    used: set = set()
     for name, node in trace.inputs.items():
-        proxy = torch.fx.Proxy(b.graph.placeholder(name), b.tracer)
+        # FX writes placeholder targets into forward()'s signature: they must be identifiers.
+        # The user's name ("observation.state") stays the input's name everywhere else.
+        proxy = torch.fx.Proxy(b.graph.placeholder(_identifier(name, used)), b.tracer)
+        proxy.node.meta["leapp_input"] = name
         _annotate(proxy.node, node)
         env[node.index] = proxy
     for node in trace.nodes:
@@ -251,6 +257,20 @@ def lower(trace, outputs, *, input_names=None):
     b.graph.output({k: (v.node if isinstance(v, torch.fx.Proxy) else v) for k, v in out.items()})
     gm = torch.fx.GraphModule(b.root, b.graph, class_name=_class_name(trace.name))
     return gm
+
+
+def _identifier(name, used) -> str:
+    """A Python identifier for ``name``, unique among ``used`` (which it joins)."""
+    text = str(name)
+    base = "".join(c if c.isalnum() or c == "_" else "_" for c in text) or "input"
+    if not base.isidentifier() or keyword.iskeyword(base) or base == "self":
+        base = "_" + base
+    candidate, n = base, 1
+    while candidate in used:
+        n += 1
+        candidate = f"{base}_{n}"
+    used.add(candidate)
+    return candidate
 
 
 def _class_name(name):

@@ -99,7 +99,7 @@ def output_structure(result):
         if isinstance(value, (list, tuple)):
             kind = "namedtuple" if hasattr(value, "_fields") else type(value).__name__
             return (kind, type(value), [walk(v, path + (i,)) for i, v in enumerate(value)])
-        if isinstance(value, (bool, int, float, complex)) or value is None:
+        if isinstance(value, (bool, int, float, complex, str, bytes)) or value is None:
             return ("const", value)
         raise TypeError(f"unsupported output type {type(value).__name__}")
 
