@@ -15,7 +15,6 @@ with a cast and reported as a ``LeappInternalWarning`` so tests catch it.
 from __future__ import annotations
 
 import keyword
-
 import linecache
 import warnings
 
