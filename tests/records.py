@@ -22,10 +22,13 @@ one case (``test_table_coverage`` checks it).
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 import warnings
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -298,3 +301,23 @@ def covered(records):
         names.add(rec.name)
         names.update(rec.also)
     return names
+
+
+def parity_modules():
+    """The ``tests/runtime/test_parity_*.py`` modules (each exposes ``COVERED``, most ``RECORDS``)."""
+    mods = []
+    for path in sorted((Path(__file__).resolve().parent / "runtime").glob("test_parity_*.py")):
+        name = path.stem
+        mod = sys.modules.get(name)
+        if mod is None:
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+        mods.append(mod)
+    return mods
+
+
+def all_records():
+    """Every parity record, module by module, in a stable order."""
+    return [rec for mod in parity_modules() for rec in getattr(mod, "RECORDS", ())]

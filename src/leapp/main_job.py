@@ -50,12 +50,21 @@ def load_function(target):
         spec = importlib.util.spec_from_file_location(module_name, where)
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module  # inspect.getsource needs the module registered
+        folder = os.path.dirname(os.path.abspath(where))
+        if folder not in sys.path:  # as `python file.py` would: its sibling modules import
+            sys.path.insert(0, folder)
         spec.loader.exec_module(module)
     else:
         module = importlib.import_module(where)
     fn = getattr(module, name, None)
     if not callable(fn):
         raise ValueError(f"{where} has no function {name!r}")
+    from .compiler.function import CompiledFunction
+
+    if isinstance(fn, CompiledFunction):  # README's own pattern: compile the function it wraps
+        fn = fn.__wrapped__
+    if not isinstance(fn, types.FunctionType):
+        raise ValueError(f"{where}:{name} is not a function defined with def")
     return fn, module
 
 
@@ -108,7 +117,8 @@ def _fresh(module, inputs, k):
     for n, v in inputs.items():
         v = np.asarray(v)
         if v.dtype.kind == "f":
-            v = (v + rng.normal(0.0, 0.1, v.shape) * (np.abs(v) + 0.1)).astype(v.dtype)
+            # np.asarray: arithmetic on a 0-d array gives a NumPy scalar, which has no __setitem__
+            v = np.asarray(v + rng.normal(0.0, 0.1, v.shape) * (np.abs(v) + 0.1)).astype(v.dtype)
         out[n] = v
     return out
 

@@ -52,11 +52,6 @@ STYLES = ("function", "function", "dict", "class", "closure")
 # reports a program that uses one as "skipped"; ``benchmarks/everyday.py`` runs them all. Remove an
 # entry as soon as its fix lands: the slice must then pass with the construct back in.
 KNOWN_ISSUES: dict[str, str] = {
-    "method_reshape": "x.reshape(-1) in a chain: InternalError (cross-check site-to-op mapping)",
-    "method_reshape2": "x.reshape(n, -1) in a chain: InternalError (cross-check site-to-op mapping)",
-    "method_transpose": "x.transpose(...) in a chain: InternalError (cross-check site-to-op mapping)",
-    "method_T": "x.T in a chain: InternalError (cross-check site-to-op mapping)",
-    "method_view": "x.view(): InternalError (cross-check site-to-op mapping)",
     "dotted_keys": 'obs["observation.state"]: raw SyntaxError from FX codegen (non-identifier names)',
     "lookup_index": "TABLE[traced_idx] on a module constant: silently frozen",
     "lookup_index_row": "TABLE[traced_idx, :] on a module constant: refused as a Python integer",

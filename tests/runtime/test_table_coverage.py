@@ -8,35 +8,14 @@ a parity case, or a parity module without ``COVERED``, fails here.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-from records import expand
+from records import expand, parity_modules
 
 from leapp import table
 from leapp.runtime.adapters import ADAPTERS, generic_ufunc
 from leapp.runtime.traced import TracedNpArray
 
-HERE = Path(__file__).resolve().parent
-
-
-def _parity_modules():
-    mods = []
-    for path in sorted(HERE.glob("test_parity_*.py")):
-        name = path.stem
-        mod = sys.modules.get(name)
-        if mod is None:
-            spec = importlib.util.spec_from_file_location(name, path)
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[name] = mod
-            spec.loader.exec_module(mod)
-        mods.append(mod)
-    return mods
-
-
-MODULES = _parity_modules()
+MODULES = parity_modules()
 
 
 def _supported():

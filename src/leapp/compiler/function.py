@@ -33,6 +33,7 @@ from ..errors import (
 from ..runtime import state
 from ..runtime.session_graph import validate_samples
 from ..runtime.tracing import (
+    align,
     flatten_inputs,
     output_structure,
     rebuild,
@@ -330,7 +331,7 @@ class CompiledFunction:
         sample_list = []
         for args, kwargs in tries:
             inputs = {names[path]: value for path, value in flatten_inputs(args, kwargs)}
-            expected = self.fn(*args, **kwargs)
+            expected = align(self.fn(*args, **kwargs), graph.traced.output_spec)
             spec, leaves = output_structure(expected)
             outputs = {k: np.asarray(v) for k, v in leaves.items()}
             if spec != graph.traced.output_spec:

@@ -106,6 +106,21 @@ def output_structure(result):
     return walk(result, ()), leaves
 
 
+def align(value, spec):
+    """``value``, a plain call's result, with Python scalars made 0-d arrays where ``spec`` (the
+    traced result's) has an array leaf: ``np.allclose`` returns a Python bool, and tracing
+    returns it as a traced 0-d array so that it stays in the graph."""
+    kind = spec[0]
+    if kind == "leaf":
+        return np.asarray(value) if isinstance(value, (bool, int, float, complex)) else value
+    if kind == "dict" and isinstance(value, dict) and value.keys() == spec[1].keys():
+        return {k: align(v, spec[1][k]) for k, v in value.items()}
+    if kind in ("list", "tuple", "namedtuple") and isinstance(value, (list, tuple)) and len(value) == len(spec[2]):
+        items = [align(v, s) for v, s in zip(value, spec[2], strict=True)]
+        return type(value)(*items) if kind == "namedtuple" else type(value)(items)
+    return value
+
+
 def rebuild(spec, values):
     kind = spec[0]
     if kind == "leaf":
