@@ -35,6 +35,8 @@ def register(sub) -> None:
     p.add_argument("--dynamic-batch", action="store_true", help="export with a free leading dimension")
     p.add_argument("--validate", type=int, default=3, metavar="N", help="fresh inputs to validate on")
     p.add_argument("--no-graph", action="store_true", help="do not print the graph")
+    p.add_argument("--draw", default=None, metavar="FILE",
+                   help="also draw the graph: FILE.svg or FILE.dot (FILE.png needs Graphviz's dot)")
     p.set_defaults(run=run)
 
 
@@ -187,6 +189,12 @@ def run(args) -> int:
     against = "NumPy" if description["checked"]["against"] == "numpy" else "the traced graph"
     print(f"\n[5/5] export: {artifact} (+ .json), {description['exporter']} exporter; "
           f"{checked} agrees with {against} on: {', '.join(description['checked']['inputs'])}")
+    if args.draw:
+        try:
+            print(f"drawing: {cf.draw(args.draw)}")
+        except (LeappError, ValueError) as exc:
+            print(f"leapp compile: error: {exc}", file=sys.stderr)
+            return 2
     if not args.no_graph:
         print("\ngraph:")
         print(node.graph_module.graph)

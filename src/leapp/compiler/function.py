@@ -204,6 +204,15 @@ class CompiledFunction:
 
         return reference
 
+    def draw(self, path=None, *, graph=-1):
+        """Draw one traced graph (the latest by default): ``.svg``, ``.dot`` or ``.png`` (needs Graphviz's
+        ``dot``); without ``path`` returns the DOT text. See docs/pipelines.md."""
+        if not self._graphs:
+            raise LeappError(f"{self.name}: nothing to draw yet; call it or cf.trace(...) on example inputs")
+        from ..pipeline.draw import draw_graph
+
+        return draw_graph(list(self._graphs.values())[graph].graph_module, path, self.name)
+
     # --- tracing -----------------------------------------------------------------
 
     def _bind(self, args, kwargs):

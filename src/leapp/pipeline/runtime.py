@@ -200,10 +200,11 @@ def _onnx_runner(path, node):
     options.log_severity_level = 3
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]  # an input the graph never reads is not in the file
-    outs = [o.name for o in session.get_outputs()]
+    # Outputs by position: an attached model may name them its own way (attach checked them in order).
+    outs = [p["name"] for p in node["outputs"]]
 
     def run(feed):
-        got = session.run(outs, {n: np.ascontiguousarray(feed[n]) for n in names})
+        got = session.run(None, {n: np.ascontiguousarray(feed[n]) for n in names})
         return dict(zip(outs, got, strict=True))
 
     return run
