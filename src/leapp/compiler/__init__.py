@@ -20,9 +20,11 @@ This is the one layer that imports both ``leapp.ast_pass`` and ``leapp.runtime``
 from __future__ import annotations
 
 from .function import CompiledFunction
+from .stateful import StatefulFunction
 
 
-def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None):
+def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
+            state=None):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -31,12 +33,17 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     constants where they occurred. ``validate``: on every new trace, compare
     the graph with the original function on this many perturbed inputs.
     ``crosscheck``: "raise" (``InternalError``) or "warn" when the static
-    pass and the runtime disagree about a call site.
+    pass and the runtime disagree about a call site. ``state``: ``{name: initial}``
+    carried from call to call (``leapp.compiler.stateful``): the function takes
+    each as a parameter and returns ``(result, {name: new})``.
     """
     def wrap(f):
+        if state is not None:
+            return StatefulFunction(f, state=state, strict=strict, validate=validate,
+                                    crosscheck=crosscheck, name=name)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name)
 
     return wrap if fn is None else wrap(fn)
 
 
-__all__ = ["CompiledFunction", "compile"]
+__all__ = ["CompiledFunction", "StatefulFunction", "compile"]

@@ -1,0 +1,145 @@
+"""``leapp.compile(state={...})``: one function that carries state from call to call.
+
+::
+
+    @leapp.compile(state={"hist": np.zeros((4, 3), np.float32)})
+    def preprocess(obs, hist):
+        hist = np.concatenate([hist[1:], obs[None]])
+        return hist.reshape(-1), {"hist": hist}
+
+    preprocess(obs)          # -> the first value; the new hist is kept for the next call
+    preprocess.state         # {"hist": array}
+    preprocess.reset()       # back to the initial value
+
+The function takes each state as a parameter of the same name and returns
+``(result, {name: new value})``. The caller never passes the state: the
+compiled object feeds it and keeps the new value, which must keep the
+initial's shape and dtype. Exported, a state ``hist`` is the artifact's input
+``hist`` and output ``hist.next`` (the result's outputs are named as for a
+stateless function), in every format, as in a pipeline's ``pipeline.json``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import LeappError
+from ..runtime import record
+from .function import CompiledFunction
+
+
+class StatefulFunction(CompiledFunction):
+    def __init__(self, fn, *, state, **options):
+        super().__init__(fn, **options)
+        if not isinstance(state, dict) or not state:
+            raise LeappError(f"leapp.compile({self.name}, state=...): state is a dict {{name: initial array}}")
+        params = self._signature.parameters if self._signature is not None else {}
+        missing = [k for k in state if k not in params]
+        if missing:
+            raise LeappError(f"leapp.compile({self.name}, state=...): the function has no parameter for "
+                             f"state {missing}; it takes each state as a parameter of the same name")
+        self.initial = {k: np.array(record.plain(v), copy=True) for k, v in state.items()}
+        self._state = {k: v.copy() for k, v in self.initial.items()}
+
+    @property
+    def state(self) -> dict:
+        """The values the next call starts from (copies)."""
+        return {k: v.copy() for k, v in self._state.items()}
+
+    def reset(self) -> None:
+        """State back to its initial values."""
+        self._state = {k: v.copy() for k, v in self.initial.items()}
+
+    def __call__(self, *args, **kwargs):
+        result = super().__call__(*args, **self._with_state(args, kwargs))
+        out, new = self._split(result)
+        self._state = new
+        return out
+
+    def trace(self, *args, validate: int = 0, **kwargs):
+        return super().trace(*args, validate=validate, **self._with_state(args, kwargs))
+
+    def validate(self, *args, **kwargs):
+        return super().validate(*args, **self._with_state(args, kwargs))
+
+    def export(self, path, format="onnx", *, graph=-1, **options):
+        """Export like ``CompiledFunction.export``; state ``s`` is input ``s`` and output ``s.next``."""
+        from ..export import export_node
+
+        if not self._graphs:
+            raise LeappError(f"{self.name}: nothing to export yet; call it or cf.trace(...) on example inputs")
+        chosen = list(self._graphs.values())[graph]
+        names = _output_names(chosen.traced.output_spec)
+        node = _renamed(chosen.node, names)
+        options.setdefault("example_inputs", dict(chosen.traced.trace.input_values))
+        reference = options.pop("reference", None) or self._reference(chosen)
+        if reference is not None:
+            def renamed_reference(inputs, base=reference):
+                return {names.get(k, k): v for k, v in base(inputs).items()}
+            options["reference"] = renamed_reference
+        return export_node(node, path, format=format, **options)
+
+    # --- the state's way in and out ---------------------------------------------------
+
+    def _with_state(self, args, kwargs):
+        bound = self._signature.bind_partial(*args, **kwargs)
+        given = [k for k in self._state if k in bound.arguments]
+        if given:
+            raise TypeError(f"{self.name}: state {given} is carried by the compiled function; do not pass "
+                            f"it (read cf.state, restart with cf.reset())")
+        return {**kwargs, **self._state}
+
+    def _split(self, result):
+        if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
+            raise LeappError(f"{self.name}: a function with state returns (result, {{state name: new value}}); "
+                             f"it returned {type(result).__name__}")
+        out, new = result
+        if set(new) != set(self._state):
+            raise LeappError(f"{self.name}: returned new values for state {sorted(new)}; declared "
+                             f"{sorted(self._state)}")
+        carried = {}
+        for name, value in new.items():
+            value = np.array(record.plain(value), copy=True)
+            want = self.initial[name]
+            if value.shape != want.shape or value.dtype != want.dtype:
+                raise LeappError(f"{self.name}: state {name!r} is {want.dtype}{list(want.shape)} but the "
+                                 f"function returned {value.dtype}{list(value.shape)} for it; a state keeps "
+                                 f"its shape and dtype from call to call")
+            carried[name] = value
+        return out, carried
+
+
+def _output_names(spec):
+    """Graph output name -> exported name: result leaves as for a stateless function, state as ``s.next``."""
+    from ..pipeline.spec import state_output
+
+    result, state = spec[2]
+    names = {leaf: state_output(key) for key, (_, leaf) in state[1].items()}
+    for leaf in _leaves(result):
+        names[leaf] = "output" + leaf[len("output_0"):]
+    return names
+
+
+def _leaves(spec):
+    kind = spec[0]
+    if kind == "leaf":
+        return [spec[1]]
+    if kind == "const":
+        return []
+    if kind == "dict":
+        return [x for s in spec[1].values() for x in _leaves(s)]
+    return [x for s in spec[2] for x in _leaves(s)]
+
+
+def _renamed(node, names):
+    """A copy of ``node`` whose graph returns its outputs under ``names``."""
+    import copy
+
+    from ..runtime.session_graph import CompiledNode
+
+    gm = copy.deepcopy(node.graph_module)
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    out.args = ({names.get(k, k): v for k, v in out.args[0].items()},)
+    gm.recompile()
+    dtypes = {names.get(k, k): node.output_dtypes[k] for k in node.output_names}
+    return CompiledNode(node.name, gm, node.input_names, dtypes, node.problems, node.notes)
