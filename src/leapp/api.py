@@ -30,6 +30,7 @@ import numpy as np
 
 from .errors import PipelineWarning, ProblemsError, TraceError, ValidationError, ValidationWarning
 from .runtime import record, state
+from .runtime.inputs import check_array_type
 from .runtime.ir import Trace, _copy_array, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
 from .runtime.traced import TracedNpArray
@@ -286,6 +287,7 @@ def _make_input(trace, key, value):
         trace.input_values[key] = array.copy()
         return TracedTensor(value.detach(), node)
     value = record.plain(value)
+    check_array_type(value, f"node {trace.name!r} input {key!r}")
     array = np.asarray(np.ndarray.view(value, np.ndarray) if isinstance(value, np.ndarray) else value)
     node = trace.add("input", (key,), None, array.dtype, array.shape, None)
     trace.inputs[key] = node

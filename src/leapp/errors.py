@@ -29,6 +29,11 @@ class ValidationError(LeappError, AssertionError):
     """A compiled graph disagreed with NumPy on a validation sample."""
 
 
+class InputError(LeappError, TypeError, ValueError):
+    """A value given to a graph (or to tracing) that the graph was not traced for: another shape or
+    dtype, or an ndarray subclass whose NumPy semantics differ (``np.matrix``, masked arrays)."""
+
+
 class TraceError(LeappError, RuntimeError):
     """The annotated region was used in a way tracing cannot follow (API misuse)."""
 

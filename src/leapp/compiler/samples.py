@@ -13,10 +13,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..runtime.inputs import check_array_type
+
 
 def signature(value):
     """A hashable key for a call's arguments (shapes/dtypes for arrays, values for the rest)."""
     if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray:  # np.matrix, masked arrays: refused, never a plain graph
+            check_array_type(value, f"an argument ({_shape_and_dtype(value)})")
         return ("ndarray", value.shape, value.dtype.str)
     if isinstance(value, torch.Tensor):
         return ("tensor", tuple(value.shape), str(value.dtype), str(value.device))
@@ -30,6 +34,10 @@ def signature(value):
         return ("object", type(value).__qualname__, id(value))
     # 1 and 1.0 and True compare equal but trace to different dtypes
     return ("value", type(value).__qualname__, value)
+
+
+def _shape_and_dtype(value) -> str:
+    return f"{type(value).__name__} of shape {list(value.shape)}, {value.dtype}"
 
 
 def describe(key) -> str:

@@ -7,19 +7,24 @@ import warnings
 import numpy as np
 import torch
 
-from ..errors import LeappInternalWarning
+from ..errors import InputError, LeappInternalWarning
 from .build import check_dtypes, lower
-from .dtypes import tensor_from_numpy, tensor_to_numpy
+from .dtypes import tensor_from_numpy, tensor_to_numpy, to_torch
+from .inputs import check_array_type
 from .ir import format_loc
 
 
 class CompiledNode:
     """One traced node, compiled. Call it with NumPy keyword inputs; get a dict of NumPy outputs."""
 
-    def __init__(self, name, graph_module, input_names, output_dtypes, problems=(), notes=()):
+    def __init__(self, name, graph_module, input_names, output_dtypes, problems=(), notes=(), input_specs=None):
         self.name = name
         self.graph_module = graph_module
         self.input_names = list(input_names)
+        # name -> (dtype, shape) the graph was traced for; every call is checked against it
+        self.input_specs = dict(input_specs or {})
+        self._checks = [(n, *self.input_specs[n], to_torch(self.input_specs[n][0]))
+                        for n in self.input_names if n in self.input_specs]
         self.output_names = list(output_dtypes)
         self.output_dtypes = dict(output_dtypes)
         self.problems = list(problems)
@@ -33,7 +38,8 @@ class CompiledNode:
         inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
         check_dtypes(gm, inputs)
         dtypes = {k: np.asarray(v).dtype for k, v in trace.output_values.items()}
-        node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes)
+        specs = {k: (np.dtype(n.dtype), tuple(n.shape)) for k, n in trace.inputs.items()}
+        node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes, input_specs=specs)
         node.scalar_operands = _numpy_scalar_operands(trace)
         node._self_check(trace)
         return node
@@ -65,17 +71,53 @@ class CompiledNode:
 
     def run_torch(self, *args, **inputs):
         """Run the graph on torch tensors (any device); returns a dict of tensors."""
-        values = _bind(self.input_names, args, inputs)
+        values = self._checked(_bind(self.input_names, args, inputs))
         with torch.no_grad():
             return self.graph_module(*values)
 
     def __call__(self, *args, **inputs):
-        values = _bind(self.input_names, args, inputs)
-        tensors = [v if isinstance(v, torch.Tensor) else tensor_from_numpy(np.asarray(v)) for v in values]
+        return self._run(self._checked(_bind(self.input_names, args, inputs)))
+
+    def call_batched(self, *args, **inputs):
+        """As calling the node, with the leading axis of every input free (dtypes and the other axes
+        are still checked). For a dynamic-batch export, which probes that the graph follows the batch."""
+        return self._run(self._checked(_bind(self.input_names, args, inputs), free_batch=True))
+
+    def _run(self, values):
+        tensors = [v if isinstance(v, torch.Tensor) else tensor_from_numpy(v) for v in values]
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             out = self.graph_module(*tensors)
         return {k: tensor_to_numpy(out[k], self.output_dtypes[k]) for k in self.output_names}
+
+    def _checked(self, values, free_batch=False):
+        """The inputs as arrays or tensors, each of the dtype and shape the graph was traced for.
+
+        A graph is exact only for those: a ``(2, 3)`` input into a ``(3,)`` graph, or int64 into a
+        float32 one, would run and return something, silently wrong. A seed-API node cannot
+        trace again (its code ran between annotate calls), so it refuses.
+        """
+        out = list(values)
+        for i, (name, dtype, shape, torch_dtype) in enumerate(self._checks):
+            v = out[i]
+            if isinstance(v, torch.Tensor):
+                if v.dtype != torch_dtype or not _same_shape(tuple(v.shape), shape, free_batch):
+                    raise self._mismatch(name, dtype, shape, f"a {v.dtype} tensor of shape {list(v.shape)}")
+                continue
+            if type(v) is not np.ndarray:
+                check_array_type(v, f"node {self.name!r} input {name!r}")
+                v = out[i] = np.asarray(v)
+            if not _same_shape(v.shape, shape, free_batch) or (
+                    v.dtype != dtype and v.dtype.newbyteorder("=") != dtype.newbyteorder("=")):
+                raise self._mismatch(name, dtype, shape, f"{v.dtype}{list(v.shape)}")
+        return out
+
+    def _mismatch(self, name, dtype, shape, got):
+        return InputError(
+            f"node {self.name!r} input {name!r}: the graph was traced for {dtype}{list(shape)}, got {got}. "
+            f"A graph is exact only for the shapes and dtypes it was traced for; convert the input "
+            f"(x.astype(np.{dtype.name})), trace the node again with inputs like this one, or use "
+            f"leapp.compile, which traces once per signature")
 
     @property
     def code(self) -> str:
@@ -91,6 +133,12 @@ class CompiledNode:
         if self.validation is not None:
             lines.append("  " + self.validation.describe().replace("\n", "\n  "))
         return "\n".join(lines)
+
+
+def _same_shape(got, traced, free_batch):
+    if got == traced:
+        return True
+    return free_batch and len(got) == len(traced) and len(got) > 0 and got[1:] == traced[1:]
 
 
 def _bind(names, args, kwargs):
