@@ -281,6 +281,8 @@ def _make_input(trace, key, value):
         from .runtime.dtypes import to_numpy
         from .runtime.torch_interop import TracedTensor
 
+        if isinstance(value, TracedTensor):  # another node's output: a plain tensor enters this one
+            value = value.as_subclass(torch.Tensor)
         array = value.detach().cpu().numpy()
         node = trace.add("input", (key,), None, to_numpy(value.dtype), tuple(value.shape), None)
         trace.inputs[key] = node

@@ -52,8 +52,8 @@ def reference(obs_list, batch=None, feed=lambda a: a):
 
 def trace(obs_list, *, name="loop", save_path=".", feed=lambda a: a, strict=False, batch=None):
     """The loop under leapp: ``feed`` is what the user does to the action before feeding it back."""
-    hist0 = HIST0 if batch is None else HIST0[None]
-    action = ACTION0 if batch is None else ACTION0[None]
+    hist0 = HIST0 if batch is None else np.repeat(HIST0[None], batch, axis=0)
+    action = ACTION0 if batch is None else np.repeat(ACTION0[None], batch, axis=0)
     leapp.start(name, save_path=save_path, strict=strict)
     for obs in obs_list:
         o, last = annotate.input_tensors("preprocess", {"obs": obs, "last_action": feed(action)})

@@ -212,9 +212,15 @@ def test_several_input_tensors_calls_on_one_open_node():
         annotate.input_tensors("n", {"a": np.ones(2)})
 
 
-def test_batch_of_environments_each_with_its_own_state(tmp_path):
-    p = loop.trace(loop.observations(3, batch=1), batch=1)
-    p.export(tmp_path, "onnx", dynamic_batch=True)
+@pytest.fixture(scope="module")
+def traced_batch():
+    # a batch of 2 while tracing: torch.export specialises a dimension of size 1
+    return loop.trace(loop.observations(3, batch=2), batch=2)
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_batch_of_environments_each_with_its_own_state(traced_batch, tmp_path, format):
+    traced_batch.export(tmp_path, format, dynamic_batch=True)
     rt = leapp.load_pipeline(tmp_path)
     assert rt.inputs["preprocess/obs"].shape == ("batch", 3)
     obs = loop.observations(10, seed=9, batch=5)
@@ -246,3 +252,88 @@ def test_session_warns_nothing_for_plain_inputs_between_nodes():
             obs = np.sin(np.arange(3.0)) + 1.0  # the world, from plain data
         leapp.stop()
         assert leapp.compile_graph().inputs == ["n/x"]
+
+
+def _torch_loop(obs_list, net, node):
+    """A torch policy in the loop: the action crosses .numpy() / torch.from_numpy on its way back."""
+    import torch
+
+    action, out = np.zeros(2, np.float32), []
+    for obs in obs_list:
+        o, last = node.open("pre", {"obs": obs, "last": action})
+        feats = node.close("pre", {"f": np.concatenate([o * 2.0, last])})
+        f = node.open("policy", {"f": torch.from_numpy(np.asarray(feats))})
+        with torch.no_grad():
+            a = node.close("policy", {"a": torch.tanh(net(f))})
+        action = a.numpy()
+        out.append(action)
+    return out
+
+
+class _Plain:
+    @staticmethod
+    def open(name, values):
+        values = list(values.values())
+        return values[0] if len(values) == 1 else tuple(values)
+
+    close = open
+
+
+class _Traced:
+    open = staticmethod(annotate.input_tensors)
+    close = staticmethod(annotate.output_tensors)
+
+
+@pytest.mark.parametrize("format", ["onnx", "torchscript"])
+def test_a_torch_policy_in_the_loop_is_followed_through_numpy_and_back(tmp_path, format):
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.Linear(5, 2)
+    obs = [np.full(3, k * 0.3 - 1.0, np.float32) for k in range(12)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PipelineWarning)
+        leapp.start("torch-loop")
+        _torch_loop(obs[:3], net, _Traced)
+        leapp.stop()
+        p = leapp.compile_graph()
+    assert p.edges == [("pre", "f", "policy", "f")]
+    assert [(f.from_node, f.from_port, f.to_node, f.to_port) for f in p.feedback] == [("policy", "a", "pre", "last")]
+    p.export(tmp_path, format)
+    rt = leapp.load_pipeline(tmp_path)
+    for i, want in enumerate(_torch_loop(obs, net, _Plain)):
+        np.testing.assert_allclose(rt.step({"pre/obs": obs[i]})["policy/a"], want, rtol=1e-5, atol=1e-6)
+
+
+def test_per_environment_initial_values_fix_the_batch_size(tmp_path):
+    leapp.start("per-env")
+    for k in range(2):
+        x = annotate.input_tensors("n", {"x": np.full((2, 1), float(k))})
+        s = annotate.state_tensors("n", {"s": np.array([[0.0], [5.0]])})  # differs per environment
+        annotate.update_state("n", {"s": s + x})
+        annotate.output_tensors("n", {"y": s * 1.0})
+    leapp.stop()
+    leapp.compile_graph().export(tmp_path, "onnx", dynamic_batch=True)
+    rt = leapp.load_pipeline(tmp_path)
+    with pytest.raises(leapp.pipeline.PipelineInputError, match="differs between the 2 traced environments"):
+        rt.step({"n/x": np.ones((3, 1))})
+    np.testing.assert_array_equal(rt.step({"n/x": np.ones((2, 1))})["n/y"], [[0.0], [5.0]])
+    np.testing.assert_array_equal(rt.step({"n/x": np.ones((2, 1))})["n/y"], [[1.0], [6.0]])
+
+
+def test_an_edge_that_is_not_there_in_every_pass_is_reported_and_left_an_input():
+    def run(strict):
+        leapp.start("sometimes", strict=strict)
+        for k in range(3):
+            x = annotate.input_tensors("a", {"x": np.arange(3.0) + k})
+            y = annotate.output_tensors("a", {"y": x * 2})
+            annotate.input_tensors("b", {"y": y if k != 1 else np.arange(3.0) * 7 + 1})
+            annotate.output_tensors("b", {"z": np.ones(1)})
+        leapp.stop()
+        return leapp.compile_graph(validate=False)
+
+    with pytest.warns(PipelineWarning, match=r"input 'y' is fed by a/y in some passes but not in pass\(es\) \[2\]"):
+        p = run(strict=False)
+    assert p.edges == [] and "b/y" in p.inputs
+    with pytest.raises(TraceError, match="in some passes but not"):
+        run(strict=True)

@@ -28,11 +28,13 @@ import numpy as np
 
 from ..runtime import record
 from ..runtime.ir import Node, Trace, format_loc
+from ..runtime.torch_interop import TracedTensor
 from ..runtime.traced import TracedNpArray
 
 # Operations that hand the same values on (a cast may change the dtype).
 _SAME_VALUES = {"numpy.asarray", "numpy.asanyarray", "numpy.array", "numpy.copy", "ndarray.copy",
-                "numpy.ascontiguousarray", "ndarray.astype", "numpy.reshape", "ndarray.__getitem__"}
+                "numpy.ascontiguousarray", "ndarray.astype", "numpy.reshape", "ndarray.__getitem__",
+                "leapp.cast"}  # leapp.cast: torch.from_numpy(x, dtype=...) and friends
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,11 @@ class Gap:
         link = Link(node, port, pass_index)
         plain = record.plain(value)
         self._latest[(node, port)] = (np.array(plain, copy=True), pass_index)
-        if isinstance(value, TracedNpArray):
+        if _is_traced_tensor(value):  # t.numpy() and torch.from_numpy(...) keep this node
+            src = self.trace.add("input", (f"{node}/{port}",), None, plain.dtype, plain.shape, None)
+            self._origin[src.index] = link
+            value._lp_node = src
+        elif isinstance(value, TracedNpArray):
             src = self.trace.add("input", (f"{node}/{port}",), None, value.dtype, value.shape, None)
             self._origin[src.index] = link
             value._lp_node = src
@@ -85,8 +91,8 @@ class Gap:
         ``inside``: the trace of the node being fed, when it is already open;
         a value it computed itself is a fresh input.
         """
-        if isinstance(value, TracedNpArray):
-            node = record.node_of(value)
+        if isinstance(value, TracedNpArray) or _is_traced_tensor(value):
+            node = _node_of(value)
             if node is not None and inside is not None and _owned(inside, node):
                 return None
             return self._follow_traced(value, where)
@@ -97,7 +103,7 @@ class Gap:
 
 
     def _follow_traced(self, value, where):
-        node = record.node_of(value)
+        node = _node_of(value)
         if node is None:
             return self._lookalike(record.plain(value), where)
         if not _owned(self.trace, node):
@@ -106,7 +112,7 @@ class Gap:
                            f"output", computed=False)
         chain, cast = node, False
         while chain.op != "input" and chain.op in _SAME_VALUES and _passes_values(chain):
-            cast = cast or chain.op == "ndarray.astype" and chain.args[0].dtype != chain.dtype
+            cast = cast or chain.args[0].dtype != chain.dtype
             chain = chain.args[0]
         if chain.op == "input":
             return Link(*_fields(self._origin[chain.index]), cast=cast)
@@ -148,6 +154,14 @@ class Gap:
                                f"array annotate.output_tensors returned (copies, np.asarray, [:] and "
                                f"astype are followed)", computed=False)
         return None
+
+
+def _is_traced_tensor(value):
+    return isinstance(value, TracedTensor)
+
+
+def _node_of(value):
+    return value._lp_node if _is_traced_tensor(value) else record.node_of(value)
 
 
 def _owned(trace, node):

@@ -181,10 +181,10 @@ class PipelineRuntime:
         for ref, key in self._carried_keys.items():
             value = self._initial[key]
             if self.batch and batch is not None and value.ndim and value.shape[0] != batch:
-                if value.shape[0] != 1:
-                    raise PipelineInputError(f"{ref!r}: its initial value holds {value.shape[0]} environments; "
-                                             f"step with that batch, or trace with a batch of 1 to step any")
-                value = np.repeat(value, batch, axis=0)
+                if not (value == value[:1]).all():  # one initial value per traced environment
+                    raise PipelineInputError(f"{ref!r}: its initial value differs between the {value.shape[0]} "
+                                             f"traced environments; step a batch of {value.shape[0]}")
+                value = np.repeat(value[:1], batch, axis=0)
             out[ref] = np.array(value, copy=True)
         return out
 
