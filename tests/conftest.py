@@ -46,3 +46,9 @@ def _rewrite_matches_what_compile_runs():
         source.build = real
     found = mismatches(_COMPILED)
     assert not found, f"{len(found)} of {len(_COMPILED)} compiled functions:\n" + "\n".join(found[:5])
+
+
+@pytest.fixture(autouse=True)
+def _private_lint_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own lint cache folder: never the user's ~/.cache/leapp."""
+    monkeypatch.setenv("LEAPP_CACHE_DIR", str(tmp_path_factory.mktemp("leapp-cache") / "leapp"))

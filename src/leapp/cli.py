@@ -23,10 +23,16 @@ def _codes(value: str) -> list[str]:
     return ["LP" if c == "ALL" else c for c in codes]
 
 
+def _path(value: str) -> str:
+    if not value:
+        raise argparse.ArgumentTypeError("empty path")
+    return value
+
+
 def _register_lint(sub) -> None:
     p = sub.add_parser("lint", help="flag NumPy code that leapp cannot trace",
                        description="Check Python files for code that leapp cannot trace.")
-    p.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", type=_path)
     p.add_argument("--output-format", choices=["text", "json", "github"], default="text")
     p.add_argument("--select", type=_codes, help="comma-separated code prefixes to report")
     p.add_argument("--ignore", type=_codes, default=[], help="comma-separated code prefixes to skip")
@@ -34,7 +40,10 @@ def _register_lint(sub) -> None:
     p.add_argument("--diff", action="store_true", help="print the fixes as a diff; change nothing")
     p.add_argument("--scope", choices=["auto", "all"], default=None,
                    help="'all' checks every function as if traced (default: auto)")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write .leapp_cache/")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the lint cache")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="where the lint cache lives (default: $LEAPP_CACHE_DIR, else "
+                        "$XDG_CACHE_HOME/leapp or ~/.cache/leapp)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--config", default=None, help="pyproject.toml to read [tool.leapp] from")
     p.add_argument("--generate-docs", action="store_true",
@@ -64,50 +73,67 @@ def _run_lint(args) -> int:
     settings = _settings(args)
     select = args.select if args.select is not None else settings.select
     ignore = [*settings.ignore, *args.ignore]
-    diagnostics = lint_paths(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs,
-                             select=select, ignore=ignore)
+    def run():
+        return lint_paths(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs,
+                          select=select, ignore=ignore, cache_dir=args.cache_dir)
+
+    diagnostics = run()
+    failed = 0
     if args.fix or args.diff:
-        changed = _apply_fixes(diagnostics, settings, select, ignore, write=not args.diff)
+        changed, failed = _apply_fixes(diagnostics, settings, select, ignore, write=not args.diff)
         if args.diff:
-            return 1 if changed else 0
-        diagnostics = lint_paths(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs,
-                                 select=select, ignore=ignore)
+            return 2 if failed else (1 if changed else 0)
+        diagnostics = run()
     sys.stdout.write(output.FORMATS[args.output_format](diagnostics))
-    if any(d.code == "LP999" for d in diagnostics):
+    if failed or any(d.code == "LP999" for d in diagnostics):
         return 2
     return 1 if diagnostics else 0
 
 
-def _apply_fixes(diagnostics, settings, select, ignore, write: bool) -> int:
-    """Fix (or, without ``write``, print the diff of) each file with fixable findings."""
-    from leapp.ast_pass.fix import fix_source, unified_diff
+def _apply_fixes(diagnostics, settings, select, ignore, write: bool) -> tuple[int, int]:
+    """Fix (or, without ``write``, print the diff of) each file with fixable findings.
 
-    changed, total = 0, 0
+    (files changed, files that could not be fixed). A file that cannot be read or written
+    is reported on stderr and left as it was; the others are still fixed.
+    """
+    from leapp.ast_pass.fix import fix_source, unified_diff
+    from leapp.fsutil import atomic_write, decode_source, encode_source, read_regular
+
+    changed, total, failed = 0, 0, 0
     for path in sorted({d.path for d in diagnostics if d.fix is not None}):
-        with open(path, "rb") as f:
-            before = f.read().decode("utf-8-sig")
-        scope, functions = settings.file_options(path)
-        after, n = fix_source(before, path, scope=scope, include_functions=functions,
-                              select=select, ignore=ignore)
+        try:
+            before, bom = decode_source(read_regular(path, settings.max_file_size))
+            scope, functions = settings.file_options(path)
+            after, n = fix_source(before, path, scope=scope, include_functions=functions,
+                                  select=select, ignore=ignore)
+            if after != before and write:
+                atomic_write(os.path.realpath(path), encode_source(after, bom))
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"{path}: cannot fix: {_reason(e)}", file=sys.stderr)
+            failed += 1
+            continue
         if after == before:
             continue
         changed, total = changed + 1, total + n
-        if write:
-            with open(path, "w", encoding="utf-8", newline="") as f:
-                f.write(after)
-        else:
+        if not write:
             sys.stdout.write(unified_diff(before, after, path))
     if total:
         verb = "Fixed" if write else "Would fix"
         print(f"{verb} {total} error{'s' if total != 1 else ''} in {changed} file(s).", file=sys.stderr)
-    return changed
+    return changed, failed
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e) or type(e).__name__
 
 
 def _register_rewrite(sub) -> None:
     p = sub.add_parser("rewrite", help="show NumPy calls routed through leapp's traced dispatcher",
                        description="Print the source that leapp.compile runs: every NumPy call "
                                    "in scope routed through leapp.dispatch.call.")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", type=_path)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print a unified diff")
     mode.add_argument("--in-place", action="store_true", help="rewrite the files")
@@ -117,31 +143,44 @@ def _register_rewrite(sub) -> None:
 
 
 def _run_rewrite(args) -> int:
+    """Exit 0 when every file was rewritten, 1 when some could not be (each named on stderr),
+    2 when leapp itself failed on one (the other files are still rewritten)."""
     from leapp.ast_pass import rewrite_source
     from leapp.ast_pass.fix import unified_diff
-    from leapp.ast_pass.runner import discover, display
+    from leapp.ast_pass.runner import discover, display, read_file
+    from leapp.fsutil import atomic_write, decode_source, encode_source
 
     settings = _settings(args)
     files, missing = discover(args.paths, settings)
     status = 0
     for d in missing:
         print(f"{d.path}: {d.message}", file=sys.stderr)
-        status = 1
+        status = max(status, 1)
     for path in files:
         shown = display(path)
+        data, problem = read_file(path, settings.max_file_size)
+        if problem is not None:
+            print(f"{shown}: cannot rewrite: {problem.message}", file=sys.stderr)
+            status = max(status, 1)
+            continue
         try:
-            with open(path, "rb") as f:
-                before = f.read().decode("utf-8-sig")
+            before, bom = decode_source(data)
             scope, functions = settings.file_options(path)
             after = rewrite_source(before, shown, scope=scope, include_functions=functions)
+            if args.in_place and after != before:
+                atomic_write(os.path.realpath(path), encode_source(after, bom))
         except (OSError, UnicodeDecodeError, SyntaxError) as e:
-            print(f"{shown}: cannot rewrite: {e}", file=sys.stderr)
-            status = 1
+            print(f"{shown}: cannot rewrite: {_reason(e)}", file=sys.stderr)
+            status = max(status, 1)
+            continue
+        except Exception as e:  # a leapp bug on this file: report it, go on with the others
+            if os.environ.get("LEAPP_DEBUG"):
+                raise
+            print(f"{shown}: cannot rewrite: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+            status = 2
             continue
         if args.in_place:
-            if after != before:
-                with open(path, "w", encoding="utf-8", newline="") as f:
-                    f.write(after)
+            pass
         elif args.diff:
             sys.stdout.write(unified_diff(before, after, shown))
         else:

@@ -56,6 +56,18 @@ class ExportError(LeappError, RuntimeError):
     """Export of a graph failed or its check against NumPy failed; nothing was written."""
 
 
+class NotARegularFileError(LeappError, OSError):
+    """A path to read is a FIFO, a device, a socket or a directory; leapp never opens it."""
+
+
+class FileTooLargeError(LeappError, OSError):
+    """A file is over the size limit; it was not read."""
+
+    def __init__(self, path, size, limit):
+        super().__init__(27, f"{size} bytes, over the {limit}-byte limit", path)  # EFBIG
+        self.size, self.limit = size, limit
+
+
 class InternalError(LeappError, RuntimeError):
     """leapp disagreed with itself (e.g. the static and runtime verdicts). A bug: please report it."""
 

@@ -54,9 +54,10 @@ from .rules import ALL_RULES, RULES_BY_CODE
 
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
                    include_functions=(), imports=None) -> str:
+    from .deep import run_deep
     from .rewrite import rewrite_source as _rewrite  # LibCST is imported only here
 
-    return _rewrite(source, path, scope=scope, first_line=first_line,
+    return run_deep(_rewrite, source, path, scope=scope, first_line=first_line,
                     include_functions=include_functions, imports=imports)
 
 

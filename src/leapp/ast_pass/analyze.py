@@ -16,6 +16,7 @@ import re
 import textwrap
 import tokenize
 
+from .deep import in_deep, run_deep
 from .diagnostics import Analysis, Diagnostic
 from .resolve import function_scope, make_scope
 from .rules import CHECKS, RULES_BY_CODE
@@ -88,7 +89,8 @@ def _dedent(source: str) -> tuple[str, int]:
     """A method's source from ``inspect.getsource`` is indented; parse it dedented."""
     for line in split_lines(source):
         if line.strip() and not line.lstrip().startswith("#"):
-            indent = len(line) - len(line.lstrip())
+            # only spaces and tabs indent; a form feed resets Python's column count instead
+            indent = len(line) - len(line.lstrip(" \t"))
             if indent:
                 dedented = textwrap.dedent(source)
                 return dedented, indent
@@ -99,6 +101,13 @@ def _dedent(source: str) -> tuple[str, int]:
 def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
                    include_functions=(), imports=None, select=None, ignore=None) -> Analysis:
     """Check ``source``; see the package docstring for the contract."""
+    return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
+                    include_functions=include_functions, imports=imports, select=select,
+                    ignore=ignore)
+
+
+def _analyze(source: str, path: str, *, scope, first_line, include_functions, imports, select,
+             ignore) -> Analysis:
     if scope not in ("auto", "all"):
         raise ValueError(f"scope must be 'auto' or 'all', not {scope!r}")
     result = Analysis()
@@ -115,6 +124,8 @@ def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", 
             result.diagnostics.append(_diag("LP901", path, line, (e.offset or 1) + indent, error=e.msg))
         return result
     except (ValueError, RecursionError, MemoryError) as e:  # null bytes; absurd nesting
+        if isinstance(e, RecursionError) and not in_deep():
+            raise  # run_deep retries with room
         if selected("LP901", select, ignore):
             result.diagnostics.append(_diag("LP901", path, first_line, 1, error=str(e) or type(e).__name__))
         return result

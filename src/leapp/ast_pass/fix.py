@@ -12,6 +12,7 @@ import ast
 import difflib
 
 from .analyze import analyze_source, split_lines
+from .deep import run_deep
 from .diagnostics import Edit
 
 MAX_PASSES = 10
@@ -53,8 +54,8 @@ def fix_source(source: str, path: str, *, scope="auto", include_functions=(), se
             break
         candidate = apply_edits(source, [e for f in fixes for e in f.edits])
         try:
-            ast.parse(candidate)
-        except SyntaxError:
+            run_deep(ast.parse, candidate)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             break
         if candidate == source:
             break

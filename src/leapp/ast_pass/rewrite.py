@@ -127,6 +127,31 @@ def _insert_import(module: cst.Module) -> cst.Module:
     return module.with_changes(body=body)
 
 
+def _drop_form_feeds(text: str) -> tuple[str, dict[int, int]]:
+    """``text`` without the form feeds that start lines outside strings, and how many each line lost.
+
+    Python ignores a form feed at the start of a line; LibCST does not keep it and misplaces
+    every position after it, so the rewrite would miss calls. The rewritten file goes without them.
+    """
+    if "\f" not in text:
+        return text, {}
+    import ast
+    import io
+
+    lines = io.StringIO(text, newline="").readlines()  # str.splitlines would split at \f too
+    in_string = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno != node.lineno:
+            in_string.update(range(node.lineno + 1, node.end_lineno + 1))
+    dropped = {}
+    for i, line in enumerate(lines, start=1):
+        if line.startswith("\f") and i not in in_string:
+            stripped = line.lstrip("\f")
+            dropped[i] = len(line) - len(stripped)
+            lines[i - 1] = stripped
+    return "".join(lines), dropped
+
+
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
                    include_functions=(), imports=None) -> str:
     text, indent = _dedent(source)
@@ -135,11 +160,14 @@ def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", 
     if any(d.code == "LP901" for d in analysis.diagnostics):
         d = next(d for d in analysis.diagnostics if d.code == "LP901")
         raise SyntaxError(f"{path}:{d.line}:{d.col}: {d.message}")
+    text, dropped = _drop_form_feeds(text)
     targets = {}
     for site in analysis.sites:
         where = f"{path}:{site.line + first_line - 1}:{site.col + indent}"
         # LibCST columns are 0-based
-        targets[(site.line, site.col - 1, site.end_line, site.end_col - 1)] = (where, site.kind)
+        key = (site.line, site.col - 1 - dropped.get(site.line, 0), site.end_line,
+               site.end_col - 1 - dropped.get(site.end_line, 0))
+        targets[key] = (where, site.kind)
     if not targets:
         return text
     module = MetadataWrapper(cst.parse_module(text)).visit(_Router(targets))

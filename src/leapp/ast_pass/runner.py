@@ -2,32 +2,40 @@
 
 Work per file is independent, so misses are spread over a process pool
 (``fork`` where available: the workers inherit the loaded table and rules).
-Results are cached by a hash of the file's bytes, its per-file options and
-the analyzer's own source, so editing a rule or the table invalidates them.
+Results are cached (``cache.py``) by a hash of the file's bytes, its per-file
+options, leapp's version and the analyzer's own source, so editing a rule or
+the table invalidates them. A file that cannot be read, is not a regular file
+or is too large gets a diagnostic of its own, and the run goes on.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
+from leapp.errors import FileTooLargeError
+from leapp.fsutil import read_regular
+
 from .analyze import _diag, check_bytes, selected
+from .cache import Cache
 from .config import DEFAULT_EXCLUDE, Settings
 from .diagnostics import Diagnostic
 
-CACHE_DIR = ".leapp_cache"
-CACHE_FILE = "lint-v1.json"
 _PARALLEL_MIN_BYTES = 256 * 1024
 
 
 def discover(paths: list[str], settings: Settings) -> tuple[list[str], list[Diagnostic]]:
+    """Files to check, and an LP905 for each path or folder that cannot be listed."""
     files, errors, seen = [], [], set()
+
+    def unreadable(e: OSError) -> None:
+        errors.append(_diag("LP905", display(e.filename or path), error=e.strerror or str(e)))
+
     for path in paths:
         if os.path.isdir(path):
-            for dirpath, dirnames, filenames in os.walk(path):
+            for dirpath, dirnames, filenames in os.walk(path, onerror=unreadable):
                 dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDE
                                      and not settings.is_excluded(os.path.join(dirpath, d, "x")))
                 for name in sorted(filenames):
@@ -36,13 +44,26 @@ def discover(paths: list[str], settings: Settings) -> tuple[list[str], list[Diag
                         if not settings.is_excluded(full) and full not in seen:
                             seen.add(full)
                             files.append(full)
-        elif os.path.exists(path):
+        elif os.path.lexists(path):
             if not settings.is_excluded(path) and path not in seen:
                 seen.add(path)
                 files.append(path)
         else:
             errors.append(_diag("LP905", display(path), error="No such file or directory"))
     return files, errors
+
+
+def read_file(path: str, limit: int) -> tuple[bytes | None, Diagnostic | None]:
+    """(bytes, None), or (None, LP904/LP905) for a file that is too large or cannot be read.
+
+    FIFOs and devices are never opened; the size is checked before reading.
+    """
+    try:
+        return read_regular(path, limit), None
+    except FileTooLargeError as e:
+        return None, _diag("LP904", display(path), size=e.size, limit=e.limit)
+    except OSError as e:
+        return None, _diag("LP905", display(path), error=e.strerror or str(e))
 
 
 def display(path: str) -> str:
@@ -52,7 +73,9 @@ def display(path: str) -> str:
 
 def fingerprint() -> str:
     """Changes whenever the analyzer or the table changes."""
-    h = hashlib.sha256(sys.version.encode())
+    from leapp import __version__
+
+    h = hashlib.sha256(f"{sys.version} leapp {__version__}".encode())
     here = os.path.dirname(os.path.abspath(__file__))
     table_dir = os.path.join(os.path.dirname(here), "table")
     for d in (here, os.path.join(here, "rules"), table_dir):
@@ -72,50 +95,36 @@ def _check(items):
     return out
 
 
-class Cache:
-    def __init__(self, root: str, enabled: bool):
-        self.enabled = enabled
-        self.path = os.path.join(root, CACHE_DIR, CACHE_FILE)
-        self.entries: dict = {}
-        self.dirty = False
-        if enabled:
-            try:
-                with open(self.path, encoding="utf-8") as f:
-                    self.entries = json.load(f)
-            except (OSError, ValueError):
-                self.entries = {}
-
-    def save(self) -> None:
-        if not (self.enabled and self.dirty):
-            return
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(self.entries, f)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a read-only checkout still lints, just without a cache
+def project_root(paths: list[str], settings: Settings) -> str:
+    """The folder the cache is kept for: the config's folder, else the first path's repository."""
+    if settings.config_path:
+        return settings.root
+    first = os.path.abspath(paths[0] if paths else ".")
+    d = first if os.path.isdir(first) else os.path.dirname(first)
+    probe = d
+    while True:
+        if any(os.path.exists(os.path.join(probe, m)) for m in (".git", ".hg", "pyproject.toml")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return d
+        probe = parent
 
 
 def lint_paths(paths: list[str], settings: Settings, *, use_cache: bool = True,
-               jobs: int | None = None, select=None, ignore=None) -> list[Diagnostic]:
+               jobs: int | None = None, select=None, ignore=None,
+               cache_dir: str | None = None) -> list[Diagnostic]:
     files, diagnostics = discover(paths, settings)
-    cache = Cache(settings.root, use_cache)
     salt = fingerprint() if use_cache else ""
+    cache = Cache(project_root(paths, settings), salt, use_cache, cache_dir)
+    use_cache = cache.enabled
     results: dict[int, list[dict]] = {}
     misses, keys = [], {}
     for i, path in enumerate(files):
         shown = display(path)
-        try:
-            with open(path, "rb") as f:
-                data = f.read(settings.max_file_size + 1)
-        except OSError as e:
-            diagnostics.append(_diag("LP905", shown, error=e.strerror or str(e)))
-            continue
-        if len(data) > settings.max_file_size:
-            diagnostics.append(_diag("LP904", shown, size=os.path.getsize(path),
-                                     limit=settings.max_file_size))
+        data, problem = read_file(path, settings.max_file_size)
+        if problem is not None:
+            diagnostics.append(problem)
             continue
         scope, functions = settings.file_options(path)
         item = (shown, data, scope, functions, settings.max_file_size)
@@ -123,8 +132,9 @@ def lint_paths(paths: list[str], settings: Settings, *, use_cache: bool = True,
             key = hashlib.sha256(repr((salt, shown.endswith("__init__.py"), scope, functions,
                                        settings.max_file_size)).encode() + data).hexdigest()
             keys[i] = key
-            if key in cache.entries:
-                results[i] = [{**d, "path": shown} for d in cache.entries[key]]
+            cached = cache.get(key)
+            if cached is not None:
+                results[i] = [{**d, "path": shown} for d in cached]
                 continue
         misses.append((i, item))
     if misses:
@@ -145,8 +155,7 @@ def lint_paths(paths: list[str], settings: Settings, *, use_cache: bool = True,
         for (i, _), found in zip(misses, checked, strict=True):
             results[i] = found
             if use_cache:
-                cache.entries[keys[i]] = [{k: v for k, v in d.items() if k != "path"} for d in found]
-                cache.dirty = True
+                cache.put(keys[i], found)
     cache.save()
     for i in sorted(results):
         diagnostics.extend(Diagnostic.from_dict(d) for d in results[i])

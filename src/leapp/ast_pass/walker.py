@@ -91,6 +91,11 @@ class Walker(Facts):
         s = " ".join(s.split())
         return s if len(s) <= limit else s[: limit - 3] + "..."
 
+    def numpy_alias_here(self) -> str | None:
+        """The module's NumPy alias if it means NumPy here (a local or parameter ``np`` does not)."""
+        alias = self.numpy_alias
+        return alias if alias and self.scope.lookup(alias) == "numpy" else None
+
     def site(self, call: ast.Call):
         """(Site, table entry, refused keywords) for a NumPy call, else None."""
         return self.sites.get(id(call))

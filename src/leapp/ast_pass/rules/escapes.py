@@ -217,14 +217,32 @@ class ValueToPython(Rule):
                                                             instead=instead))
 
 
-# math's names where NumPy's ufunc is spelled differently.
-MATH_TO_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
-                 "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "pow": "power"}
+# The math functions whose NumPy ufunc means the same thing: math name -> (ufunc, how many
+# positional arguments both take). A call with another count gets no fix: NumPy reads an extra
+# positional argument as ``out=`` (``np.log(x, 2)`` would write into ``2``, ``np.hypot(x, y, z)``
+# into ``z``). Left out on purpose: ``remainder`` (IEEE remainder, not NumPy's floor modulo),
+# ``floor``/``ceil``/``trunc`` (they return ints), ``pow`` as ``np.power`` (integer powers stay
+# integers and refuse negative exponents; ``math.pow`` is always a float64 power, which is
+# ``np.float_power``). ``tests/reliability/test_fix_preconditions.py`` checks each pair against
+# ``ufunc.nin`` and values.
+MATH_FIXES = {
+    **{name: (name, 1) for name in (
+        "sqrt", "cbrt", "exp", "exp2", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan",
+        "sinh", "cosh", "tanh", "fabs", "degrees", "radians", "isnan", "isinf", "isfinite")},
+    "log": ("log", 1),
+    "asin": ("arcsin", 1), "acos": ("arccos", 1), "atan": ("arctan", 1),
+    "asinh": ("arcsinh", 1), "acosh": ("arccosh", 1), "atanh": ("arctanh", 1),
+    "atan2": ("arctan2", 2), "hypot": ("hypot", 2), "copysign": ("copysign", 2),
+    "fmod": ("fmod", 2), "ldexp": ("ldexp", 2), "pow": ("float_power", 2),
+}
 
 
-def numpy_ufunc_for(math_name: str) -> str | None:
-    """``numpy.<f>`` when the table traces it elementwise, so the fix stays in the graph."""
-    name = "numpy." + MATH_TO_NUMPY.get(math_name, math_name)
+def numpy_ufunc_for(math_name: str, nargs: int) -> str | None:
+    """``numpy.<f>`` when it means ``math.<math_name>`` called with ``nargs`` positional
+    arguments and the table traces it elementwise, so the fix stays in the graph."""
+    if math_name not in MATH_FIXES or MATH_FIXES[math_name][1] != nargs:
+        return None
+    name = "numpy." + MATH_FIXES[math_name][0]
     entry = lookup(name)
     return name if isinstance(entry, table.Entry) and entry.kind == "ufunc" else None
 
@@ -289,12 +307,14 @@ class MathOnArray(Rule):
         if not (q and q.startswith("math.") and any(ctx.is_array(a) for a in node.args)):
             return
         name = q[5:]
-        target = numpy_ufunc_for(name)
+        simple = not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+        target = numpy_ufunc_for(name, len(node.args)) if simple else None
+        alias = ctx.numpy_alias_here()
         fix = None
-        if target and ctx.numpy_alias and not node.keywords:
+        if target and alias:
             short = target[6:]
             fix = Fix(self.FIX.format(name=name, numpy_name=short),
-                      (ctx.edit(node.func, f"{ctx.numpy_alias}.{short}"),))
+                      (ctx.edit(node.func, f"{alias}.{short}"),))
         ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), func=q), fix)
 
 
@@ -368,9 +388,10 @@ class BuiltinOverArray(Rule):
                 return
             short = self.PAIRWISE[func]
             fix = None
-            if len(node.args) == 2 and not node.keywords and ctx.numpy_alias:
+            alias = ctx.numpy_alias_here()
+            if len(node.args) == 2 and not node.keywords and alias:
                 fix = Fix(self.FIX.format(func=func, numpy_name=short),
-                          (ctx.edit(node.func, f"{ctx.numpy_alias}.{short}"),))
+                          (ctx.edit(node.func, f"{alias}.{short}"),))
             ctx.report(self.CODE, node, self.MESSAGE.format(
                 text=ctx.text(node), func=func, why="it compares arrays with `bool()`.",
                 instead=f"`np.{short}`"), fix)
