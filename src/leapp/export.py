@@ -7,6 +7,10 @@ Every export runs the graph passes on a copy, writes the artifact to a
 temporary file in the target folder, loads that file back and runs it on
 fresh inputs against the node itself (whose values are NumPy's), and only
 then renames it into place: a failed export leaves no file that looks valid.
+A kill never leaves a description (``.json``) of another artifact; it
+carries the artifact's SHA-256. Staging folders a killed export left are
+removed by the next export to that folder; files get the mode the umask
+gives; an OS error (a full disk, a folder as target) is an ``ExportError``.
 Heavy libraries (onnx, onnxruntime) are imported only inside these functions.
 """
 
@@ -21,8 +25,10 @@ import tempfile
 import numpy as np
 
 from .errors import ExportError
+from .fsutil import atomic_write, default_mode, sweep_stale
 
 FORMATS = ("onnx", "torchscript", "pt2")
+STAGING_PREFIX = ".leapp-export-"
 _TOL = {"f2": (1e-2, 1e-2), "f4": (1e-4, 1e-5), "f8": (1e-9, 1e-12)}
 
 
@@ -45,8 +51,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    folder = _target_folder(path, node.name, fmt.EXTENSIONS[format])
     specs = _input_specs(node)
     rng = np.random.default_rng(0)
     example = example_inputs or {n: _draw(s, rng, None) for n, s in specs.items()}
@@ -59,7 +64,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     # A private folder next to the target, holding a file of the target's own name: formats that
     # are zip archives name their root folder after the file, so the bytes do not depend on a
     # temporary name, and os.replace stays on one file system (atomic).
-    staging = tempfile.mkdtemp(dir=folder, prefix=".leapp-export-")
+    staging = _staging_folder(folder)
     tmp = os.path.join(staging, os.path.basename(path))
     try:
         try:
@@ -79,12 +84,62 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
         description = _describe(node, format, used, opset, path, specs, dynamic, notes, edges)
         if checked:
             description["checked"] = checked
-        os.chmod(tmp, 0o644)
-        _atomic_write_text(path + ".json", json.dumps(description, indent=2) + "\n")
-        os.replace(tmp, path)
+        _commit(tmp, path, description)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return description
+
+
+def _target_folder(path, name, extension):
+    """The target's folder, created; a target that is a folder, or cannot be made, is an ExportError."""
+    for p in (path, path + ".json"):
+        if os.path.isdir(p):
+            raise ExportError(f"export target {p!r} is a directory; give a file path, e.g. "
+                              f"{os.path.join(path, _safe(name) + extension)!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot create the export folder {folder!r}: {_os_reason(exc)}") from exc
+    return folder
+
+
+def _staging_folder(folder):
+    """A private folder next to the target, named after this process so the next export can tell
+    a killed export's leftovers (a dead pid, or old) from a running one's, and remove them."""
+    sweep_stale(folder, STAGING_PREFIX)
+    try:
+        return tempfile.mkdtemp(dir=folder, prefix=f"{STAGING_PREFIX}{os.getpid()}-")
+    except OSError as exc:
+        raise ExportError(f"cannot write in the export folder {folder!r}: {_os_reason(exc)}") from exc
+
+
+def _commit(tmp, path, description):
+    """Put the checked artifact and its description in place, in an order a kill cannot break.
+
+    The old description goes first, then the artifact is renamed over the old one, then the new
+    description is written (atomically). A kill between any two steps leaves an artifact without a
+    description, never a description of another artifact; the description also carries the
+    artifact's SHA-256, so a reader can check the pair.
+    """
+    import hashlib
+
+    sidecar = path + ".json"
+    try:
+        with open(tmp, "rb") as f:
+            description["artifact_sha256"] = hashlib.sha256(f.read()).hexdigest()
+        os.chmod(tmp, default_mode())
+        if os.path.lexists(sidecar):
+            os.unlink(sidecar)
+        os.replace(tmp, path)
+        atomic_write(sidecar, (json.dumps(description, indent=2) + "\n").encode(), mode=default_mode())
+    except OSError as exc:
+        raise ExportError(f"cannot write {exc.filename or path!r}: {_os_reason(exc)}; "
+                          f"the export was not completed") from exc
+
+
+def _os_reason(exc):
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def export_pipeline(pipeline, folder, format="onnx", **options):
@@ -445,20 +500,6 @@ def _describe(node, format, exporter, opset, path, specs, dynamic, notes, edges)
     if edges:
         description["edges"] = [_edge(e) for e in edges]
     return description
-
-
-def _atomic_write_text(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def _first_line(exc):

@@ -14,6 +14,7 @@ exporter, byte-deterministic. ``dynamo`` selects ``torch.export`` + onnxscript.
 
 from __future__ import annotations
 
+import io
 import re
 import warnings
 
@@ -181,15 +182,22 @@ def write_torchscript(module, args, path, **_):
         # grows with every export in the process, and the names end up in the file.
         scripted = torch.jit.trace(module, args, check_trace=False,
                                    _compilation_unit=torch._C.CompilationUnit())
-        torch.jit.save(scripted, path)
-    _normalize_torchscript(path)
+        buffer = io.BytesIO()  # torch's own file writer aborts the process on a full disk
+        torch.jit.save(scripted, buffer)
+    _write_bytes(path, _normalize_torchscript(buffer.getvalue()))
     return "torch.jit.trace"
+
+
+def _write_bytes(path, data):
+    """Through Python, so a full disk is an ``OSError`` (torch's C++ writer would abort instead)."""
+    with open(path, "wb") as f:
+        f.write(data)
 
 
 _MANGLE = re.compile(rb"[./]___torch_mangle_\d+(?=[.\n])")
 
 
-def _normalize_torchscript(path):
+def _normalize_torchscript(data):
     """Make the archive's bytes a function of the graph alone.
 
     TorchScript names a class ``___torch_mangle_<n>`` with a counter that grows
@@ -203,7 +211,7 @@ def _normalize_torchscript(path):
     import zipfile
     import zlib
 
-    with zipfile.ZipFile(path) as archive:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
         records = [(i.filename, archive.read(i)) for i in archive.infolist()
                    if not i.filename.endswith(".debug_pkl")]
     records = [(_MANGLE.sub(b"", n.encode()).decode(), _MANGLE.sub(b"", data)) for n, data in records]
@@ -211,11 +219,13 @@ def _normalize_torchscript(path):
     for name, data in records:
         if not name.endswith(".data/serialization_id"):
             digest = zlib.crc32(data, zlib.crc32(name.encode(), digest))
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
         for name, data in records:
             if name.endswith(".data/serialization_id"):
                 data = f"{digest:0{len(data)}d}".encode()[: len(data)]
             archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
+    return out.getvalue()
 
 
 def load_torchscript(path, input_names):
@@ -238,12 +248,13 @@ def write_pt2(module, args, path, *, input_names, dynamic, **_):
         for node in program.graph.nodes:
             # provenance records id()s and memory addresses: the bytes would change every run
             node.meta.pop("from_node", None)
-        torch.export.save(program, path)
-    _pin_serialization_id(path)
+        buffer = io.BytesIO()  # as for TorchScript: no C++ file writer
+        torch.export.save(program, buffer)
+    _write_bytes(path, _pin_serialization_id(buffer.getvalue()))
     return "torch.export"
 
 
-def _pin_serialization_id(path):
+def _pin_serialization_id(data):
     """Replace the archive's random ``serialization_id`` with one derived from its contents.
 
     The record is patched in place (same length, CRC-32 fixed in the local and
@@ -253,19 +264,18 @@ def _pin_serialization_id(path):
     import zipfile
     import zlib
 
-    with zipfile.ZipFile(path) as archive:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
     target = next((i for i in infos if i.filename.endswith(".data/serialization_id")), None)
     if target is None or target.compress_type != zipfile.ZIP_STORED:
-        return
+        return data
     digest = 0
     for info in infos:
         if info is not target:
             digest = zlib.crc32(f"{info.filename}:{info.CRC}".encode(), digest)
     new = f"{digest:0{target.file_size}d}"[: target.file_size].encode()
     crc = zlib.crc32(new)
-    with open(path, "rb") as f:
-        data = bytearray(f.read())
+    data = bytearray(data)
     off = target.header_offset
     name_len, extra_len = struct.unpack_from("<HH", data, off + 26)
     start = off + 30 + name_len + extra_len
@@ -283,8 +293,7 @@ def _pin_serialization_id(path):
             struct.pack_into("<I", data, pos + 16, crc)
             break
         pos = data.find(b"PK\x01\x02", pos + 46 + n + m + k)
-    with open(path, "wb") as f:
-        f.write(data)
+    return bytes(data)
 
 
 def load_pt2(path, input_names):
