@@ -162,6 +162,7 @@ start = time.perf_counter()
 for fmt, ext in FORMATS:  # one full cycle into the target: sweeps what a killed export left
     export_node(nodes[0], os.path.join(folder, "n" + ext), fmt)
 print("ready", time.perf_counter() - start, flush=True)
+sys.stdin.readline()  # the parent inspects the folder first
 i = 1
 while True:
     for fmt, ext in FORMATS:
@@ -199,8 +200,9 @@ def export_kills(runs: int, rng: random.Random, work: str) -> Counts:
     os.makedirs(scratch)
     counts, good = Counts(), None
     for run in range(runs + 1):  # the last child only recovers and is checked
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, folder, scratch], stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, text=True, env=ENV)
+        proc = subprocess.Popen([sys.executable, "-c", CHILD, folder, scratch], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                env=ENV)
         line = proc.stdout.readline().split()
         if not line or line[0] != "ready":
             proc.kill()
@@ -210,12 +212,17 @@ def export_kills(runs: int, rng: random.Random, work: str) -> Counts:
         if good is None:
             good = {ext: {open(os.path.join(scratch, f"{i}{ext}"), "rb").read() for i in (0, 1)}
                     for ext in EXTS}
-        counts["leftovers"] += len(_leftovers(folder))  # after a complete run following a kill
+        left = _leftovers(folder)  # after a complete run following a kill
+        counts["leftovers"] += len(left)
+        if left:
+            print("left after a complete run:", *left, file=sys.stderr)
         _check_exports(folder, good, counts)
         if run == runs:
             proc.kill()
             proc.wait()
             break
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
         time.sleep(rng.uniform(0, 2 * float(line[1])))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
