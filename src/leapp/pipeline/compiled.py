@@ -10,12 +10,12 @@ initial values and ``pipeline.json``; ``leapp.load_pipeline(folder)`` runs it.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ExportError, LeappError
+from ..fsutil import atomic_write, default_mode
 from . import spec as sp
 
 
@@ -162,7 +162,8 @@ class CompiledPipeline:
                 file = f"{_safe(name)}{os.path.splitext(attached.path)[1]}"
                 target = os.path.join(folder, file)
                 if os.path.abspath(attached.path) != os.path.abspath(target):
-                    shutil.copyfile(attached.path, target)
+                    with open(attached.path, "rb") as f:
+                        atomic_write(target, f.read(), mode=default_mode())
                 ports = _ports_of_traced(attached.traced, self.examples[name], dynamic_batch)
                 nodes.append(self._node_entry(name, attached.format, file, folder, ports, "attached"))
                 continue
@@ -201,7 +202,7 @@ class CompiledPipeline:
             "initial_values": {"file": sp.INITIAL_FILE, "sha256": sp.sha256(initial_path)},
         }
         sp.validate(spec)
-        sp.atomic_write(os.path.join(folder, sp.SPEC_FILE), sp.dumps(spec).encode())
+        atomic_write(os.path.join(folder, sp.SPEC_FILE), sp.dumps(spec).encode(), mode=default_mode())
         return spec
 
     def _formats(self, format, known):

@@ -18,10 +18,11 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 import zipfile
 
 import numpy as np
+
+from ..fsutil import atomic_write, default_mode
 
 SPEC_VERSION = 1
 SPEC_FILE = "pipeline.json"
@@ -110,27 +111,12 @@ def write_initial(path, arrays: dict) -> None:
             data = io.BytesIO()
             np.lib.format.write_array(data, np.ascontiguousarray(arrays[key]), allow_pickle=False)
             archive.writestr(zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0)), data.getvalue())
-    atomic_write(path, buffer.getvalue())
+    atomic_write(path, buffer.getvalue(), mode=default_mode())
 
 
 def read_initial(path) -> dict:
     with np.load(path, allow_pickle=False) as data:
         return {k: data[k] for k in data.files}
-
-
-def atomic_write(path, data: bytes) -> None:
-    """Write through a temporary file and a rename: a kill midway leaves the old file or none."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def validate(spec: dict) -> None:
