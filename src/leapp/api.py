@@ -364,8 +364,19 @@ def _output_ref(trace, key, value, loc=None):
     return _copy_array(value, copy=True)
 
 
+def external(value):
+    """A plain NumPy copy of ``value`` for code outside the pipeline (an environment, a logger).
+
+    Between nodes leapp follows what is done to node outputs, so that code
+    computing a node's input from another node's output is reported (the
+    exported pipeline would not run it). A simulator stepping on the action is
+    outside the pipeline on purpose: hand it ``annotate.external(action)``.
+    """
+    return _copy_array(record.plain(value), copy=True)
+
+
 annotate = SimpleNamespace(input_tensors=input_tensors, output_tensors=output_tensors,
-                           state_tensors=state_tensors, update_state=update_state)
+                           state_tensors=state_tensors, update_state=update_state, external=external)
 
 
 def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6):

@@ -337,3 +337,22 @@ def test_an_edge_that_is_not_there_in_every_pass_is_reported_and_left_an_input()
     assert p.edges == [] and "b/y" in p.inputs
     with pytest.raises(TraceError, match="in some passes but not"):
         run(strict=True)
+
+
+def test_an_environment_outside_the_pipeline_says_so_with_external():
+    def run(external):
+        leapp.start("env")
+        obs, action = np.zeros(3), np.zeros(3)
+        for _ in range(3):
+            o, last = annotate.input_tensors("policy", {"obs": obs, "last": action})
+            action = annotate.output_tensors("policy", {"action": np.tanh(o + last)})
+            obs = obs + 0.1 * (annotate.external(action) if external else action)  # the simulator
+        leapp.stop()
+        return leapp.compile_graph()
+
+    with pytest.warns(PipelineWarning, match="code between nodes: numpy.multiply .*annotate.external"):
+        run(external=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PipelineWarning)
+        p = run(external=True)
+    assert p.inputs == ["policy/obs"] and len(p.feedback) == 1

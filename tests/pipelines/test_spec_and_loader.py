@@ -183,3 +183,19 @@ def test_missing_spec_or_artifact_is_named(exported, tmp_path):
     os.remove(target / "preprocess.onnx")
     with pytest.raises(sp.SpecError, match="preprocess.onnx: listed in pipeline.json but missing"):
         leapp.load_pipeline(target)
+
+
+def test_a_node_whose_backend_is_missing_is_named(exported, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_ort(name, *args, **kwargs):
+        if name == "onnxruntime":
+            raise ImportError("No module named 'onnxruntime'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ort)
+    _, folder = exported
+    with pytest.raises(ImportError, match=r"node 'preprocess' \(preprocess.onnx, format onnx\) needs onnxruntime"):
+        leapp.load_pipeline(folder)

@@ -123,7 +123,8 @@ class Gap:
         return Unclear(f"code between nodes: {first.op} at {format_loc(first.loc)} computes the value "
                        f"entering at {format_loc(where)} from {names}; the exported pipeline would not "
                        f"run it. Move it into a node (between its annotate.input_tensors and "
-                       f"annotate.output_tensors)", computed=True)
+                       f"annotate.output_tensors); if it is outside the pipeline on purpose (an "
+                       f"environment), give that code annotate.external(value)", computed=True)
 
     def _upstream(self, node):
         """The node outputs ``node`` depends on, and the earliest operation on the way."""

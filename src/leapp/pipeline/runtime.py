@@ -68,8 +68,7 @@ class PipelineRuntime:
         self._nodes = {n["name"]: n for n in self.spec["nodes"]}
         self._ports_in = {sp.port(n, p["name"]): _port(p) for n, d in self._nodes.items() for p in d["inputs"]}
         self._ports_out = {sp.port(n, p["name"]): _port(p) for n, d in self._nodes.items() for p in d["outputs"]}
-        self._runners = {name: _RUNNERS[d["format"]](os.path.join(self.folder, d["artifact"]), d)
-                         for name, d in self._nodes.items()}
+        self._runners = {name: _runner(d, self.folder) for name, d in self._nodes.items()}
         self._source = {e["to"]: e["from"] for e in self.spec["edges"]}
         self._carried_keys = {f["to"]: f["initial"] for f in self.spec["feedback"]}
         for s in self.spec["state"]:
@@ -187,6 +186,17 @@ class PipelineRuntime:
                 value = np.repeat(value[:1], batch, axis=0)
             out[ref] = np.array(value, copy=True)
         return out
+
+
+_BACKEND = {"onnx": "onnxruntime", "torchscript": "torch", "pt2": "torch"}
+
+
+def _runner(node, folder):
+    try:
+        return _RUNNERS[node["format"]](os.path.join(folder, node["artifact"]), node)
+    except ImportError as exc:
+        raise ImportError(f"node {node['name']!r} ({node['artifact']}, format {node['format']}) needs "
+                          f"{_BACKEND[node['format']]} to run: {exc}") from exc
 
 
 def _port(entry):
