@@ -92,5 +92,10 @@ class LeappInternalWarning(LeappWarning):
     """leapp repaired a disagreement between an adapter and NumPy (a leapp bug: please report it)."""
 
 
+class ReductionOrderWarning(LeappWarning):
+    """A float result differs from NumPy's beyond the tolerance, and the graph accumulates floats
+    (sum, mean, matmul...) in another order than NumPy there (see docs/limitations.md)."""
+
+
 class PipelineWarning(LeappWarning):
     """Something about how a session's nodes connect that the exported pipeline cannot reproduce."""

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import torch
 
-from ..errors import InputError, LeappInternalWarning
+from ..errors import InputError, LeappInternalWarning, ReductionOrderWarning
 from .build import check_dtypes, lower
 from .dtypes import tensor_from_numpy, tensor_to_numpy, to_torch
 from .inputs import check_array_type
@@ -45,19 +45,27 @@ class CompiledNode:
         return node
 
     def _self_check(self, trace):
-        """The graph must reproduce the traced sample itself; if not, an adapter is wrong."""
+        """The graph must reproduce the traced sample itself; if not, an adapter is wrong, or float
+        accumulations ordered unlike NumPy's were magnified (then said so, at every trace)."""
         got = self(**trace.input_values)
         for key, want in trace.output_values.items():
-            if not _close(got[key], want, 1e-5, 1e-6):
-                warnings.warn(
-                    f"node {self.name!r} output {key!r}: the graph does not reproduce the traced "
-                    f"sample itself (max error {_max_err(got[key], want)}). This is a leapp bug, "
-                    f"unless the computation is ill-conditioned at this input: torch and NumPy round "
-                    f"exp/sin/pow... within an ulp but not alike, and a floor, a remainder or a large "
-                    f"sin argument downstream can magnify that; validate on other inputs to tell",
-                    LeappInternalWarning,
-                    stacklevel=3,
-                )
+            if _close(got[key], want, 1e-5, 1e-6):
+                continue
+            error = _max_err(got[key], want)
+            sums = float_accumulations(self.graph_module, key)
+            if sums:
+                warn_reduction_order(f"node {self.name!r} output {key!r}: the graph differs from NumPy on "
+                                     f"the traced sample itself (max error {error})", sums)
+                continue
+            warnings.warn(
+                f"node {self.name!r} output {key!r}: the graph does not reproduce the traced "
+                f"sample itself (max error {error}). This is a leapp bug, "
+                f"unless the computation is ill-conditioned at this input: torch and NumPy round "
+                f"exp/sin/pow... within an ulp but not alike, and a floor, a remainder or a large "
+                f"sin argument downstream can magnify that; validate on other inputs to tell",
+                LeappInternalWarning,
+                stacklevel=3,
+            )
 
     def optimize(self):
         """Run the graph passes (``leapp.runtime.passes``) in place; returns their report.
@@ -201,12 +209,14 @@ class Validation:
         if not self.ok:
             lines.append(f"  {len(self.failures)} mismatch(es); first: sample {self.failures[0][0] + 1}, "
                          f"output {self.failures[0][1]!r}, error {self.failures[0][2]}")
-            lines.extend("  " + s for s in suspects(self.node))
+            failed = sorted({f[1] for f in self.failures if f[1] != "*"}) or None
+            lines.extend("  " + s for s in suspects(self.node, failed))
         return "\n".join(lines)
 
 
-def suspects(node):
-    """Constants and calls that could freeze data into the graph, most suspicious first."""
+def suspects(node, outputs=None):
+    """Constants and calls that could freeze data into the graph, most suspicious first; then float
+    accumulations (of the graph, or feeding ``outputs``) whose order differs from NumPy's."""
     out = []
     for p in node.problems:
         out.append(f"suspect: {p}")
@@ -221,6 +231,13 @@ def suspects(node):
         out.append(f"suspect NumPy scalar {value!r} used by {op} at {format_loc(loc)}: if it was computed "
                    f"from traced data ({short}(x) of a 0-d {value.dtype} value), it is "
                    f"frozen; keep it a 0-d array: x.astype({short}) or x.reshape(())")
+    sums = []
+    for key in outputs if outputs is not None else [None]:
+        sums += [s for s in float_accumulations(node.graph_module, key) if s not in sums]
+    if sums:
+        out.append("suspect float accumulations, which torch orders differently than NumPy: "
+                   + ", ".join(f"{call} at {source}" for call, source in sums)
+                   + f" ({REDUCTION_BOUND}); later subtraction or large factors magnify that")
     if not out:
         for n in node.graph_module.graph.nodes:
             if n.op == "get_attr":
@@ -228,6 +245,68 @@ def suspects(node):
                 out.append(f"constant {n.target} (used at {users}): was it computed from the input "
                            f"outside the traced region?")
     return out or ["no constant in the graph: the mismatch comes from the graph itself (a leapp bug)"]
+
+
+# Ops whose float result depends on the order of accumulation. Measured by
+# benchmarks/reduction_order.py (float32, 1e3..1e7 elements): |torch - NumPy| <= 1.01 eps*sum|x|
+# over a whole array, 2.7 along the last axis, 17 along a first axis of 1,000 rows (NumPy adds
+# strided rows one by one there, so it grows with the axis length).
+_ACCUMULATING = frozenset(
+    "sum mean nansum nanmean cumsum nancumsum var std nanvar nanstd average prod nanprod cumprod "
+    "nancumprod add.reduce add.accumulate multiply.reduce multiply.accumulate dot matmul vdot inner "
+    "tensordot einsum trace norm vector_norm matrix_norm multi_dot vecdot".split())
+REDUCTION_BOUND = ("measured: up to 3 eps*sum(|x|) over a whole array or the last axis, about "
+                   "20 eps*sum(|x|) along a first axis of 1,000 rows; see docs/limitations.md")
+
+
+def float_accumulations(graph_module, output=None):
+    """``(call, source line)`` of every float sum-like op in the graph (with ``output``: those the
+    output depends on), in graph order."""
+    nodes = list(graph_module.graph.nodes)
+    if output is not None:
+        result = next(n for n in nodes if n.op == "output").args[0]
+        root = result.get(output) if isinstance(result, dict) else None
+        if not isinstance(root, torch.fx.Node):
+            return []
+        keep, stack = set(), [root]
+        while stack:
+            n = stack.pop()
+            if n not in keep:
+                keep.add(n)
+                stack.extend(n.all_input_nodes)
+        nodes = [n for n in nodes if n in keep]
+    found = []
+    for n in nodes:
+        call = n.meta.get("leapp_call")
+        dtype = n.meta.get("leapp_dtype")
+        if not call or dtype is None or np.dtype(dtype).kind not in "fc":
+            continue
+        short = call.removeprefix("ndarray.").removeprefix("numpy.").removeprefix("linalg.")
+        if short in _ACCUMULATING and (call, n.meta.get("leapp_source")) not in found:
+            found.append((call, n.meta.get("leapp_source") or "<unknown>"))
+    return found
+
+
+def warn_reduction_order(what, sums):
+    """Warn, at the line of the first accumulation, each time (no once-per-line filter)."""
+    where = ", ".join(f"{call} at {source}" for call, source in sums)
+    message = (f"{what}, and it depends on float accumulations that torch orders differently than "
+               f"NumPy: {where} ({REDUCTION_BOUND}); later subtraction or large factors magnify "
+               f"that. If the result must match NumPy closely, accumulate in float64 "
+               f"(x.astype(np.float64)) or avoid the cancellation")
+    path, line = _path_line(sums[0][1])
+    if path is None:
+        warnings.warn(message, ReductionOrderWarning, stacklevel=4)
+    else:
+        warnings.warn_explicit(message, ReductionOrderWarning, path, line, registry={})
+
+
+def _path_line(source):
+    parts = source.rsplit(":", 2)
+    for head, tail in ((parts[0], parts[1:]), (":".join(parts[:2]), parts[2:])):
+        if tail and tail[0].isdigit():
+            return head, int(tail[0])
+    return None, None
 
 
 def _numpy_scalar_operands(trace):
