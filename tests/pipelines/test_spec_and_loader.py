@@ -75,6 +75,15 @@ def test_re_export_is_byte_identical(exported, tmp_path):
         assert (folder / name).read_bytes() == (tmp_path / name).read_bytes(), name
 
 
+@pytest.mark.parametrize("format", ["torchscript", "pt2"])
+def test_re_export_is_byte_identical_in_the_torch_formats(exported, tmp_path, format):
+    p, _ = exported
+    p.export(tmp_path / "a", format)
+    p.export(tmp_path / "b", format)
+    for name in sorted(os.listdir(tmp_path / "a")):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
 def test_a_forward_cycle_is_refused(exported, tmp_path):
     with pytest.raises(sp.SpecError, match=r"cycle through \['a', 'b'\]"):
         sp.order(["a", "b", "c"], [("a", "b"), ("b", "a"), ("a", "c")])
