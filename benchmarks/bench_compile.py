@@ -1,10 +1,16 @@
-"""Compile and run time of the robot example, as ratios measured in one run.
+"""Compile and call time of the robot example, as ratios measured in one run.
 
-    .venv/bin/python benchmarks/bench_compile.py
+    .venv/bin/python benchmarks/bench_compile.py            # single thread (taskset -c 0 for one core)
 
 compile = static pass + trace + graph passes, against one eager NumPy call;
-run = the compiled FX graph and the exported ONNX model in onnxruntime, against
-plain NumPy, for one observation and for a batch of 4096.
+call = ``leapp.compile``'s call (default FX backend and ``backend="inductor"``),
+the graph it runs called directly, ``torch.compile`` (inductor) on the same
+NumPy function, and the exported ONNX model in onnxruntime, all against plain
+NumPy, for one observation and for a batch of 4096. Timings interleave the
+candidates round by round and keep each one's best round, so a busy machine
+slows them alike. Goals (issue 11): a leapp call within 1.2x of its graph at
+batch 1, and ``backend="inductor"`` at most 1.0x ``torch.compile`` at both
+batch sizes.
 """
 
 from __future__ import annotations
@@ -13,7 +19,12 @@ import inspect
 import os
 import tempfile
 import time
+import warnings
 
+import numpy as np
+import torch
+
+import leapp
 from leapp.ast_pass import analyze_source
 from leapp.examples import robot_obs
 from leapp.export import export_node
@@ -32,6 +43,18 @@ def best(fn, repeat):
     return min(times)
 
 
+def interleaved(candidates, rounds, per_round):
+    """{name: best seconds per call}: each round times every candidate once, in turn."""
+    result = {name: float("inf") for name in candidates}
+    for _ in range(rounds):
+        for name, fn in candidates.items():
+            t = time.perf_counter()
+            for _ in range(per_round):
+                fn()
+            result[name] = min(result[name], (time.perf_counter() - t) / per_round)
+    return result
+
+
 def compile_once(inputs):
     with open(robot_obs.__file__, encoding="utf-8") as f:
         analyze_source(f.read(), robot_obs.__file__, include_functions=("step",))
@@ -40,7 +63,50 @@ def compile_once(inputs):
     return traced.node
 
 
+def same(a, b):
+    return all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) and np.asarray(a[k]).dtype == np.asarray(b[k]).dtype
+               for k in a)
+
+
+def calls(session):
+    """Per batch: {candidate: seconds per call}, and compile seconds of the compiling candidates."""
+    fx = leapp.compile(robot_obs.step)
+    ind = leapp.compile(robot_obs.step, backend="inductor")
+    tc = torch.compile(robot_obs.step)  # inductor, on the NumPy function through dynamo
+    out = {}
+    for batch, rounds, per_round in ((1, 30, 100), (4096, 15, 3)):
+        inputs = robot_obs.example_inputs(batch=batch)
+        expected = robot_obs.step(**inputs)
+        compile_s = {}
+        for name, f in (("leapp fx", fx), ("leapp inductor", ind), ("torch.compile", tc)):
+            t = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got = f(**inputs)
+            compile_s[name] = time.perf_counter() - t
+            if not same(expected, got):
+                raise SystemExit(f"{name} differs from NumPy at batch {batch}")
+        out[batch] = (interleaved(candidates(fx, ind, tc, session, inputs), rounds, per_round), compile_s)
+    return out
+
+
+def candidates(fx, ind, tc, session, inputs):
+    gm = fx.graphs[-1]
+    runner = ind._latest().node.runner
+    tensors = [torch.from_numpy(inputs[n]) for n in NAMES]
+    return {
+        "numpy": lambda: robot_obs.step(**inputs),
+        "leapp fx": lambda: fx(**inputs),
+        "fx graph direct": lambda: gm(*tensors),
+        "leapp inductor": lambda: ind(**inputs),
+        "inductor code direct": lambda: runner(*tensors),
+        "torch.compile": lambda: tc(**inputs),
+        "onnxruntime": lambda: session.run(None, inputs),
+    }
+
+
 def main():
+    torch.set_num_threads(1)
     rows = []
     one = robot_obs.example_inputs(batch=1)
     eager = best(lambda: robot_obs.step(**one), 200)
@@ -55,19 +121,26 @@ def main():
     options = ort.SessionOptions()
     # ORT's idle worker threads spin by default and would slow whatever is timed next.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.intra_op_num_threads = 1
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    for batch, repeat in ((1, 300), (4096, 30)):
-        inputs = robot_obs.example_inputs(batch=batch)
-        numpy_t = best(lambda inputs=inputs: robot_obs.step(**inputs), repeat)
-        fx_t = best(lambda inputs=inputs: node(**inputs), repeat)
-        ort_t = best(lambda inputs=inputs: session.run(None, inputs), repeat)
-        rows.append((f"FX graph (CompiledNode call) / NumPy, batch {batch}", fx_t / numpy_t))
-        rows.append((f"onnxruntime / NumPy, batch {batch}", ort_t / numpy_t))
+    measured = calls(session)
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  ratio")
     for name, ratio in rows:
         print(f"{name:<{width}}  {ratio:8.2f}")
     print(f"(one eager NumPy call, batch 1: {eager * 1e6:.0f} us)")
+    print()
+    print("calls, single thread, interleaved best round; ratio to NumPy (and microseconds per call)")
+    for batch, (t, compile_s) in measured.items():
+        print(f"batch {batch}:")
+        for name, sec in t.items():
+            print(f"  {name:<22} {sec / t['numpy']:6.2f}x  {sec * 1e6:10.1f} us")
+        print(f"  leapp fx call / its graph called directly:             {t['leapp fx'] / t['fx graph direct']:.2f} (goal <= 1.2 at batch 1)")
+        print(f"  leapp inductor call / its code called directly:        {t['leapp inductor'] / t['inductor code direct']:.2f}")
+        print(f"  leapp inductor call / torch.compile call:              {t['leapp inductor'] / t['torch.compile']:.2f} (goal <= 1.0)")
+        print(f"  leapp fx call / torch.compile call:                    {t['leapp fx'] / t['torch.compile']:.2f}")
+        print("  first call (trace + compile), s: "
+              + ", ".join(f"{k} {v:.2f}" for k, v in compile_s.items()))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from .stateful import StatefulFunction
 
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
-            state=None):
+            state=None, backend: str = "fx"):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -35,13 +35,17 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     ``crosscheck``: "raise" (``InternalError``) or "warn" when the static
     pass and the runtime disagree about a call site. ``state``: ``{name: initial}``
     carried from call to call (``leapp.compiler.stateful``): the function takes
-    each as a parameter and returns ``(result, {name: new})``.
+    each as a parameter and returns ``(result, {name: new})``. ``backend``: what
+    runs each traced graph, ``"fx"`` (the GraphModule, nothing to compile) or
+    ``"inductor"`` (torch inductor's fused kernels for the traced shapes; a
+    second or more per traced signature, faster calls; see docs/compile.md).
     """
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
-                                    crosscheck=crosscheck, name=name)
-        return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name)
+                                    crosscheck=crosscheck, name=name, backend=backend)
+        return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
+                                backend=backend)
 
     return wrap if fn is None else wrap(fn)
 

@@ -7,11 +7,15 @@ import warnings
 import numpy as np
 import torch
 
-from ..errors import InputError, LeappInternalWarning, ReductionOrderWarning
+from ..errors import InputError, LeappInternalWarning, LeappWarning, ReductionOrderWarning
+from .backends import check_backend, compile_runner
 from .build import check_dtypes, lower
 from .dtypes import tensor_from_numpy, tensor_to_numpy, to_torch
 from .inputs import check_array_type
-from .ir import format_loc
+from .ir import _copy_array, format_loc
+
+_from_numpy = torch.from_numpy
+_ndarray = np.ndarray
 
 
 class CompiledNode:
@@ -31,6 +35,11 @@ class CompiledNode:
         self.notes = list(notes)
         self.validation = None
         self.scalar_operands = []  # (value, op, loc) of NumPy scalars the trace met as operands
+        self.backend = "fx"
+        self.runner = graph_module  # what runs the graph: the GraphModule, or code compiled from it
+        self._compiled_for = None  # [(shape, dtype)] of each input, for a compiled runner
+        self._plans = {}  # input layout -> CallPlan
+        self._aliased = None  # outputs sharing memory with an input or a constant (see CallPlan)
 
     @classmethod
     def from_trace(cls, trace, notes=()):
@@ -77,6 +86,38 @@ class CompiledNode:
         self.optimize_report = optimize(self.graph_module)
         return self.optimize_report
 
+    def use_backend(self, backend, inputs, outputs):
+        """Run this node with ``backend`` (``leapp.runtime.backends``) from now on.
+
+        The runner is compiled for the shapes and dtypes of ``inputs`` (name ->
+        array) and must reproduce NumPy's ``outputs`` on them; if it does not,
+        the FX graph keeps running and a ``LeappWarning`` says why.
+        """
+        check_backend(backend)
+        arrays = [np.asarray(inputs[n]) for n in self.input_names]
+        runner = compile_runner(self.graph_module, [tensor_from_numpy(a) for a in arrays], backend)
+        before = (self.backend, self.runner, self._compiled_for)
+        self.backend, self.runner = backend, runner
+        self._compiled_for = [(a.shape, a.dtype) for a in arrays]
+        self._plans.clear()
+        got = self(**inputs)
+        bad = [k for k, want in outputs.items() if not _close(got[k], want, 1e-5, 1e-6)]
+        if bad:
+            self.backend, self.runner, self._compiled_for = before
+            self._plans.clear()
+            warnings.warn(f"node {self.name!r}: the {backend} backend's code does not reproduce NumPy on the "
+                          f"traced sample (output {bad[0]!r}, max error {_max_err(got[bad[0]], outputs[bad[0]])}); "
+                          f"running the FX graph instead", LeappWarning, stacklevel=2)
+        return self.backend
+
+    def plan(self, arrays):
+        """The ``CallPlan`` for these NumPy input arrays (one per layout, made on first use)."""
+        key = tuple((type(a), a.shape, a.strides, a.dtype) for a in arrays)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = CallPlan(self, arrays)
+        return plan
+
     def run_torch(self, *args, **inputs):
         """Run the graph on torch tensors (any device); returns a dict of tensors."""
         values = self._checked(_bind(self.input_names, args, inputs))
@@ -84,6 +125,10 @@ class CompiledNode:
             return self.graph_module(*values)
 
     def __call__(self, *args, **inputs):
+        """Run on NumPy inputs (positional, or by name); returns {output name: ndarray}.
+
+        Torch tensors are accepted too (moved to the CPU).
+        """
         return self._run(self._checked(_bind(self.input_names, args, inputs)))
 
     def call_batched(self, *args, **inputs):
@@ -92,11 +137,8 @@ class CompiledNode:
         return self._run(self._checked(_bind(self.input_names, args, inputs), free_batch=True))
 
     def _run(self, values):
-        tensors = [v if isinstance(v, torch.Tensor) else tensor_from_numpy(v) for v in values]
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            out = self.graph_module(*tensors)
-        return {k: tensor_to_numpy(out[k], self.output_dtypes[k]) for k in self.output_names}
+        arrays = [v if type(v) is _ndarray else _as_array(v) for v in values]
+        return self.plan(arrays).run(arrays)
 
     def _checked(self, values, free_batch=False):
         """The inputs as arrays or tensors, each of the dtype and shape the graph was traced for.
@@ -149,6 +191,80 @@ def _same_shape(got, traced, free_batch):
     return free_batch and len(got) == len(traced) and len(got) > 0 and got[1:] == traced[1:]
 
 
+def _as_array(v):
+    if isinstance(v, torch.Tensor):
+        return v.detach().cpu().resolve_conj().numpy()
+    return np.asarray(v)
+
+
+class CallPlan:
+    """How to run a node on NumPy arrays of one layout (type, shape, strides, dtype of each input).
+
+    Decided on the first call with that layout, then reused, so a repeat call
+    does no checks beyond the layout key: inputs are viewed as tensors without
+    a copy (``torch.from_numpy``) where torch can (native byte order, no
+    negative stride, writeable; a compiled runner also wants C order), outputs
+    are viewed as arrays (``.numpy()``) except the ones that share memory with
+    an input or a graph constant, which are copied so that writing into a
+    result never changes the graph or the caller's inputs behind their back.
+    """
+
+    __slots__ = ("node", "runner", "views", "names", "plain", "quiet")
+
+    def __init__(self, node, arrays):
+        compiled = node.runner is not node.graph_module
+        fits = compiled and [(a.shape, a.dtype) for a in arrays] == node._compiled_for
+        self.node = node
+        self.runner = node.runner if fits else node.graph_module
+        self.views = [a.dtype.isnative and min(a.strides, default=0) >= 0
+                      and (not fits or a.flags.c_contiguous) for a in arrays]
+        self.names = node.output_names
+        self.plain = None  # output names that convert with a bare .numpy(), known after one run
+        self.quiet = False  # torch warns about its own kernels here (ldexp's resize): silence it
+
+    def run(self, arrays):
+        tensors = [_from_numpy(a) if view and a.flags.writeable else tensor_from_numpy(a)
+                   for a, view in zip(arrays, self.views, strict=True)]
+        plain = self.plain
+        if plain is None:
+            out = self._first_run(tensors)
+            plain = self.plain = self._plain_outputs(out, tensors)
+        elif self.quiet:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                out = self.runner(*tensors)
+        else:
+            out = self.runner(*tensors)
+        return {k: out[k].numpy() if k in plain else self._convert(k, out[k]) for k in self.names}
+
+    def _first_run(self, tensors):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = self.runner(*tensors)
+        for w in caught:
+            if issubclass(w.category, UserWarning):
+                self.quiet = True  # a torch implementation detail, not the user's concern
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return out
+
+    def _convert(self, name, tensor):
+        return _copy_array(tensor_to_numpy(tensor, self.node.output_dtypes[name]), copy=True)
+
+    def _plain_outputs(self, out, tensors):
+        node = self.node
+        if node._aliased is None:
+            gm = node.graph_module
+            fx_out = out if self.runner is gm else gm(*tensors)
+            owned = {t.untyped_storage().data_ptr() for t in tensors}
+            owned.update(b.untyped_storage().data_ptr() for b in gm.buffers())
+            node._aliased = {k for k in node.output_names
+                             if fx_out[k].untyped_storage().data_ptr() in owned}
+        return frozenset(k for k in self.names if k not in node._aliased
+                         and out[k].dtype == to_torch(node.output_dtypes[k])
+                         and not out[k].is_conj() and not out[k].requires_grad)
+
+
 def _bind(names, args, kwargs):
     if args and kwargs:
         raise TypeError("pass inputs either positionally or by name, not both")
@@ -156,6 +272,11 @@ def _bind(names, args, kwargs):
         if len(args) != len(names):
             raise TypeError(f"expected {len(names)} inputs {names}, got {len(args)}")
         return list(args)
+    if len(kwargs) == len(names):
+        try:
+            return [kwargs[n] for n in names]
+        except KeyError:
+            pass
     missing = [n for n in names if n not in kwargs]
     extra = [k for k in kwargs if k not in names]
     if missing or extra:
