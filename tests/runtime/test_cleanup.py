@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 import warnings
 
 import numpy as np
@@ -115,9 +116,20 @@ def test_exception_inside_a_compile_trace_restores_everything():
     _numpy_is_numpy()
 
 
-def test_a_compile_trace_inside_an_open_session_keeps_the_session_patched():
+def test_a_compile_trace_during_an_open_session_keeps_the_session_patched():
+    done = {}
+
+    def trace_in_thread():  # this thread has no trace of its own: leapp.compile traces here
+        cf = leapp.compile(_raises_inside)
+        done["out"] = cf(np.ones(3, np.float32))
+        done["graphs"] = len(cf.graphs)
+
     with leapp.session("outer"):
-        np.testing.assert_array_equal(traced_raising(np.ones(3, np.float32)), np.ones(3, np.float32))
+        t = threading.Thread(target=trace_in_thread)
+        t.start()
+        t.join(30)
+        assert done["graphs"] == 1
+        np.testing.assert_array_equal(done["out"], np.ones(3, np.float32))
         assert patches.is_installed()  # the compile released only its own hold
         assert np.asarray is not ORIGINALS["asarray"]
     _numpy_is_numpy()
