@@ -296,6 +296,7 @@ def _make_input(trace, key, value):
     trace.input_values[key] = array.copy()
     traced = np.ndarray.view(array, TracedNpArray)
     traced._lp_node = node
+    traced._lp_plain = array  # the same memory, plain: what NumPy computes on
     return traced
 
 

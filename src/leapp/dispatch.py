@@ -31,6 +31,7 @@ class _PerThread(threading.local):
 
 
 _local = _PerThread()
+local = _local  # the runtime's per-call hooks read ``local.site`` (== current_site()) directly
 
 
 def current_site() -> str | None:

@@ -127,6 +127,11 @@ EAGER = {
 }
 
 
+def special(name) -> bool:
+    """Whether ``name`` has a value check or an eager substitution here (no shortcut may skip it)."""
+    return name in CHECKS or name in EAGER
+
+
 def prepare(name, eager, args, kwargs, loc):
     """Refuse argument values the graph cannot reproduce; return the eager function to run."""
     check = CHECKS.get(name)

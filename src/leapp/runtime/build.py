@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 import torch
 import torch.fx
+from torch.fx.node import map_arg as _map_arg
 from torch.fx.proxy import GraphAppendingTracer
 
 from ..errors import InternalError, LeappInternalWarning, UnsupportedArgumentError
@@ -152,6 +153,10 @@ def reachable(nodes, roots):
     return seen
 
 
+_Proxy = torch.fx.Proxy
+_LITERALS = frozenset({int, float, bool, str, type(None)})  # what create_arg passes through unchanged
+
+
 class _Tracer(GraphAppendingTracer):
     """Real tensors that reach an op (an adapter computed one eagerly) become constants."""
 
@@ -173,15 +178,22 @@ class Builder:
         self.n_constants = 0
 
     def emit(self, op, target, args, kwargs=None):
-        def arg(a):
-            if isinstance(a, torch.fx.Proxy):
-                return a.node
-            if isinstance(a, (list, tuple)):
-                return type(a)(arg(v) for v in a)
-            return self.tracer.create_arg(a)
+        arg = self._arg
+        node = self.graph.create_node(op, target, tuple([arg(a) for a in args]),
+                                      {k: arg(v) for k, v in kwargs.items()} if kwargs else {})
+        return _Proxy(node, self.tracer)
 
-        node = self.graph.create_node(op, target, arg(tuple(args)), {k: arg(v) for k, v in (kwargs or {}).items()})
-        return torch.fx.Proxy(node, self.tracer)
+    def _arg(self, a):
+        t = type(a)
+        if t is _Proxy:
+            return a.node
+        if t in _LITERALS:
+            return a
+        if isinstance(a, torch.fx.Proxy):
+            return a.node
+        if isinstance(a, (list, tuple)):
+            return type(a)(self._arg(v) for v in a)
+        return self.tracer.create_arg(a)
 
     def constant(self, value):
         name = f"_tensor_constant{self.n_constants}"
@@ -288,10 +300,22 @@ def _set_source(fx_node, node):
     if loc is None or isinstance(loc, str):
         fx_node.meta["leapp_source"] = loc
         return
-    fx_node.meta["leapp_source"] = format_loc(loc)
-    fx_node.meta.setdefault("leapp_call", node.op)
+    meta = fx_node.meta
+    source, stack = _sources.get(loc) or _source_of(loc)
+    meta["leapp_source"] = source
+    meta.setdefault("leapp_call", node.op)
+    meta["stack_trace"] = stack
+
+
+_sources: dict = {}  # loc -> (file:line[:col], stack_trace text); a program has few locations
+
+
+def _source_of(loc):
+    if len(_sources) > 100_000:
+        _sources.clear()
     text = linecache.getline(loc[0], loc[1]).strip()
-    fx_node.meta["stack_trace"] = f'  File "{loc[0]}", line {loc[1]}, in {loc[2]}\n    {text}\n'
+    hit = _sources[loc] = (format_loc(loc), f'  File "{loc[0]}", line {loc[1]}, in {loc[2]}\n    {text}\n')
+    return hit
 
 
 def _stamp(graph, before, node, result):
@@ -328,27 +352,56 @@ def _refuse_unsigned(n, exc):
     ) from None
 
 
-def check_dtypes(gm, inputs, *, where="graph"):
-    """Run ``gm`` once and make every node's dtype NumPy's; shapes must already agree."""
+def _evaluate(gm, inputs):
+    """Every node's value on ``inputs``: a minimal ``torch.fx.Interpreter``.
+
+    The same calls in the same order, without the Interpreter's per-node
+    context managers and dispatch (a third of the cost on graphs of 100,000
+    nodes). Returns ({fx node: value}, the output node's value).
+    """
     values = {}
-
-    class _Probe(torch.fx.Interpreter):
-        current = None
-
-        def run_node(self, n):
-            self.current = n
-            value = super().run_node(n)
+    get = values.__getitem__
+    feed = iter(inputs)
+    n = None
+    try:
+        for n in gm.graph.nodes:
+            op = n.op
+            if op == "call_function":
+                value = n.target(*_map_arg(n.args, get), **_map_arg(n.kwargs, get))
+            elif op == "call_method":
+                obj, *rest = _map_arg(n.args, get)
+                value = getattr(obj, n.target)(*rest, **_map_arg(n.kwargs, get))
+            elif op == "placeholder":
+                value = next(feed)
+            elif op == "get_attr":
+                value = _attr(gm, n.target)
+            elif op == "call_module":
+                value = gm.get_submodule(n.target)(*_map_arg(n.args, get), **_map_arg(n.kwargs, get))
+            else:  # output
+                return values, _map_arg(n.args[0], get)
             values[n] = value
-            return value
+    except NotImplementedError as exc:
+        _refuse_unsigned(n, exc)
+        raise
+    return values, None
 
-    probe = _Probe(gm)
+
+def _attr(gm, target):
+    obj = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def check_dtypes(gm, inputs, *, where="graph"):
+    """Run ``gm`` once and make every node's dtype NumPy's; shapes must already agree.
+
+    Returns the graph's output on ``inputs`` when nothing was repaired (the
+    lowered graph is then exactly what ran), else None.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            probe.run(*inputs)
-        except NotImplementedError as exc:
-            _refuse_unsigned(probe.current, exc)
-            raise
+        values, output = _evaluate(gm, inputs)
     repaired = []
     for n in list(gm.graph.nodes):
         want = n.meta.get("leapp_dtype")
@@ -376,4 +429,5 @@ def check_dtypes(gm, inputs, *, where="graph"):
         )
     if repaired:
         gm.recompile()
-    return gm
+        return None
+    return output

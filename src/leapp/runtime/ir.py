@@ -25,19 +25,24 @@ class Node:
     """
 
     __slots__ = ("op", "args", "kwargs", "dtype", "shape", "loc", "index", "value")
-
-    def __init__(self, op, args, kwargs, dtype, shape, loc, index, value=None):
-        self.op = op
-        self.args = args
-        self.kwargs = kwargs
-        self.dtype = dtype
-        self.shape = shape
-        self.loc = loc
-        self.index = index
-        self.value = value  # constants and inputs only
+    # No __init__: made by ``new_node``, which costs a third of a C-to-Python __init__ call
+    # (one node per traced op, on the hottest path of tracing).
 
     def __repr__(self):
         return f"<Node {self.index} {self.op} {self.dtype}{list(self.shape or ())} at {format_loc(self.loc)}>"
+
+
+def new_node(op, args, kwargs, dtype, shape, loc, index, value=None) -> Node:
+    node = Node()
+    node.op = op
+    node.args = args
+    node.kwargs = kwargs
+    node.dtype = dtype
+    node.shape = shape
+    node.loc = loc
+    node.index = index
+    node.value = value  # constants and inputs only
+    return node
 
 
 class Problem:
@@ -75,7 +80,8 @@ class Trace:
         self._const_ids: dict[int, tuple] = {}  # id(array) -> (array, node)
 
     def add(self, op, args, kwargs, dtype, shape, loc, value=None):
-        node = Node(op, args, kwargs, dtype, shape, loc, len(self.nodes), value)
+        # The per-op fast paths in traced.py do this inline: keep it a plain append.
+        node = new_node(op, args, kwargs, dtype, shape, loc, len(self.nodes), value)
         self.nodes.append(node)
         return node
 
@@ -95,27 +101,49 @@ class Trace:
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NUMPY_DIR = os.path.dirname(np.__file__)
 _TORCH_DIR = None
+# id(code) -> (code, verdict). Keyed by id because hashing a code object hashes its
+# constants on every call; the stored code keeps its id from being reused.
 _internal_code: dict = {}
 
 
 def _is_internal(code) -> bool:
-    hit = _internal_code.get(code)
-    if hit is None:
-        global _TORCH_DIR
-        if _TORCH_DIR is None:
-            import torch
+    hit = _internal_code.get(id(code))
+    if hit is not None:
+        return hit[1]
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        import torch
 
-            _TORCH_DIR = os.path.dirname(torch.__file__)
-        fn = code.co_filename
-        hit = (
-            fn.startswith(_PKG_DIR)
-            and not fn.startswith(os.path.join(_PKG_DIR, "examples"))
-            or fn.startswith(_NUMPY_DIR)
-            or fn.startswith(_TORCH_DIR)
-            or fn.startswith("<__array_function__")
-        )
-        _internal_code[code] = hit
-    return hit
+        _TORCH_DIR = os.path.dirname(torch.__file__)
+    fn = code.co_filename
+    verdict = (
+        fn.startswith(_PKG_DIR)
+        and not fn.startswith(os.path.join(_PKG_DIR, "examples"))
+        or fn.startswith(_NUMPY_DIR)
+        or fn.startswith(_TORCH_DIR)
+        or fn.startswith("<__array_function__")
+    )
+    _internal_code[id(code)] = (code, verdict)
+    return verdict
+
+
+# (id(code), instruction offset) -> (code, location or None when internal). A frame's
+# f_lineno decodes the line table from the start of its function on every read.
+_frame_locs: dict = {}
+_MAX_FRAME_LOCS = 100_000
+
+
+def frame_location(frame):
+    """``frame``'s (file, line, function, None) if it is user code, None if it is leapp/NumPy/torch."""
+    code = frame.f_code
+    key = (id(code), frame.f_lasti)
+    hit = _frame_locs.get(key)
+    if hit is None:
+        if len(_frame_locs) >= _MAX_FRAME_LOCS:
+            _frame_locs.clear()
+        loc = None if _is_internal(code) else (code.co_filename, frame.f_lineno, code.co_name, None)
+        hit = _frame_locs[key] = (code, loc)
+    return hit[1]
 
 
 def user_location(site=None):
@@ -126,11 +154,12 @@ def user_location(site=None):
     if site is not None:
         return site
     frame = sys._getframe(2)
-    while frame is not None and _is_internal(frame.f_code):
+    while frame is not None:
+        loc = frame_location(frame)
+        if loc is not None:
+            return loc
         frame = frame.f_back
-    if frame is None:
-        return None
-    return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name, None)
+    return None
 
 
 def format_loc(loc) -> str:

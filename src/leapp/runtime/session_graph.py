@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from ..errors import InputError, LeappInternalWarning, LeappWarning, ReductionOrderWarning
+from . import state
 from .backends import check_backend, compile_runner
 from .build import check_dtypes, lower
 from .dtypes import tensor_from_numpy, tensor_to_numpy, to_torch
@@ -43,20 +44,28 @@ class CompiledNode:
 
     @classmethod
     def from_trace(cls, trace, notes=()):
-        gm = lower(trace, trace.outputs)
-        inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
-        check_dtypes(gm, inputs)
+        with state.collector_relaxed():  # lowering allocates as much as recording
+            gm = lower(trace, trace.outputs)
+            inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
+            checked = check_dtypes(gm, inputs)
         dtypes = {k: np.asarray(v).dtype for k, v in trace.output_values.items()}
         specs = {k: (np.dtype(n.dtype), tuple(n.shape)) for k, n in trace.inputs.items()}
         node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes, input_specs=specs)
         node.scalar_operands = _numpy_scalar_operands(trace)
-        node._self_check(trace)
+        node._self_check(trace, checked)
         return node
 
-    def _self_check(self, trace):
+    def _self_check(self, trace, checked=None):
         """The graph must reproduce the traced sample itself; if not, an adapter is wrong, or float
-        accumulations ordered unlike NumPy's were magnified (then said so, at every trace)."""
-        got = self(**trace.input_values)
+        accumulations ordered unlike NumPy's were magnified (then said so, at every trace).
+
+        ``checked``: the graph's output on the sample from the dtype check, when
+        that ran the final graph (nothing repaired); else the graph runs again.
+        """
+        if checked is None:
+            got = self(**trace.input_values)
+        else:
+            got = {k: tensor_to_numpy(checked[k], self.output_dtypes[k]) for k in self.output_names}
         for key, want in trace.output_values.items():
             if _close(got[key], want, 1e-5, 1e-6):
                 continue

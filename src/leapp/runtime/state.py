@@ -24,6 +24,9 @@ class _PerThread(threading.local):
 
 
 _local = _PerThread()
+# The per-call hooks (one read per intercepted NumPy call) read ``local.trace``
+# directly: the same value as ``current()`` without the call.
+local = _local
 
 
 def current():
@@ -43,10 +46,14 @@ _saved_threshold = None
 
 def activate(trace) -> None:
     """Make ``trace`` the calling thread's active trace (replacing none)."""
-    global _gc_holders, _saved_threshold
     if _local.trace is not None:
         raise RuntimeError(f"trace {_local.trace.name!r} is already active in this thread")
     _local.trace = trace
+    _hold_collector()
+
+
+def _hold_collector():
+    global _gc_holders, _saved_threshold
     with _gc_lock:
         if _gc_holders == 0:
             _saved_threshold = gc.get_threshold()
@@ -54,17 +61,31 @@ def activate(trace) -> None:
         _gc_holders += 1
 
 
-def deactivate() -> None:
-    """End the calling thread's active trace, if any (idempotent)."""
+def _release_collector():
     global _gc_holders, _saved_threshold
-    if _local.trace is None:
-        return
-    _local.trace = None
     with _gc_lock:
         _gc_holders -= 1
         if _gc_holders == 0 and _saved_threshold is not None:
             gc.set_threshold(*_saved_threshold)
             _saved_threshold = None
+
+
+@contextmanager
+def collector_relaxed():
+    """The tracing threshold for the block (lowering a trace allocates as much as recording it)."""
+    _hold_collector()
+    try:
+        yield
+    finally:
+        _release_collector()
+
+
+def deactivate() -> None:
+    """End the calling thread's active trace, if any (idempotent)."""
+    if _local.trace is None:
+        return
+    _local.trace = None
+    _release_collector()
 
 
 @contextmanager

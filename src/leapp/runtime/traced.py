@@ -17,12 +17,14 @@ import numpy as np
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning
-from . import record, state
-from .ir import _internal_code, _is_internal, user_location
+from . import argcheck, record, state
+from .ir import _is_internal, frame_location, new_node, user_location
 from .names import function_name, resolve, ufunc_name
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
+_trace_of = state.local  # .trace: this thread's trace (the hot paths below read it inline)
+_site_of = dispatch.local  # .site: the rewritten call being dispatched in this thread
 
 
 def _recorded(method):
@@ -49,9 +51,15 @@ def _loc():
     return user_location()
 
 
+_sites: dict = {}  # "file:line:col" -> loc tuple; a program has few sites, each parsed once
+
+
 def _parse_site(site):
-    path, line, col = site.rsplit(":", 2)
-    return (path, int(line), None, int(col))
+    loc = _sites.get(site)
+    if loc is None:
+        path, line, col = site.rsplit(":", 2)
+        loc = _sites[site] = (path, int(line), None, int(col))
+    return loc
 
 
 class TracedNpArray(np.ndarray):
@@ -73,7 +81,35 @@ class TracedNpArray(np.ndarray):
             _converted_in_c(self, obj, sys._getframe(1))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        trace = state.current()
+        trace = _trace_of.trace
+        if trace is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            # The hottest code in tracing (a binary op on traced arrays or Python numbers),
+            # written flat: no helper calls, operands unpacked by hand. See _fast_ufunc.
+            name = _SUPPORTED_UFUNCS.get(ufunc)
+            a, b = inputs
+            if name is not None and type(a) is TracedNpArray and a._lp_parent is None \
+                    and type(b) is TracedNpArray and b._lp_parent is None:
+                na = a._lp_node
+                nb = b._lp_node
+                if na is not None and nb is not None and na.op != "escaped" and nb.op != "escaped":
+                    pa = a._lp_plain
+                    pb = b._lp_plain
+                    result = ufunc(_plain_view(a, _ndarray) if pa is None else pa,
+                                   _plain_view(b, _ndarray) if pb is None else pb)
+                    site = _site_of.site
+                    if site is None:
+                        loc = frame_location(sys._getframe(1)) or user_location()
+                    else:
+                        loc = _parse_site(site)
+                    if type(result) is not _ndarray:
+                        result = np.asarray(result)
+                    nodes = trace.nodes  # Trace.add, inline
+                    node = new_node(name, (na, nb), None, result.dtype, result.shape, loc, len(nodes))
+                    nodes.append(node)
+                    out = _plain_view(result, TracedNpArray)
+                    out._lp_node = node
+                    out._lp_plain = result
+                    return out
         if trace is None:
             return getattr(ufunc, method)(
                 *[record.plain(x) for x in inputs], **record.plain_kwargs(kwargs)
@@ -99,9 +135,32 @@ class TracedNpArray(np.ndarray):
     # --- indexing -------------------------------------------------------------
 
     def __getitem__(self, index):
-        trace = state.current()
+        trace = _trace_of.trace
         if trace is None:
             return _ndarray.__getitem__(_plain_view(self, _ndarray), record.plain(index))
+        if self._lp_parent is None and (type(index) is slice and type(index.start) in _BOUNDS
+                                        and type(index.stop) in _BOUNDS and type(index.step) in _BOUNDS
+                                        or type(index) is int or _is_static_basic(index)):
+            # the common case inline: a basic index of an unwritten array (a view, one node)
+            node = self._lp_node
+            if node is not None and node.op != "escaped":
+                p = self._lp_plain
+                result = _ndarray.__getitem__(p if p is not None else _plain_view(self, _ndarray), index)
+                loc = _frame_loc(sys._getframe(1))
+                nodes = trace.nodes
+                if type(result) is not _ndarray:
+                    result = np.asarray(result)
+                    out = _plain_view(result, TracedNpArray)
+                else:
+                    out = _plain_view(result, TracedNpArray)
+                    out._lp_parent = (self, "index", index, loc)  # record.make_view, inline
+                    out._lp_root = self
+                    out._lp_ver = self._lp_version
+                node = new_node("ndarray.__getitem__", (node, index), None, result.dtype, result.shape, loc, len(nodes))
+                nodes.append(node)
+                out._lp_node = node
+                out._lp_plain = result
+                return out
         if _is_static_basic(index):
             fast = _fast_getitem(trace, self, index, sys._getframe(1))
             if fast is not None:
@@ -285,7 +344,9 @@ _SUPPORTED_UFUNCS: dict = {}
 def _fast_ufunc(trace, ufunc, inputs, frame):
     """The common case (a supported ufunc on traced arrays and Python scalars), kept cheap.
 
-    Returns None to fall back to the general path (``record.record_call``).
+    Returns None to fall back to the general path (``record.record_call``). This
+    is the hottest code in tracing (one call per arithmetic op), so it is written
+    flat: no helper calls on the way, operands unpacked by hand.
     """
     name = _SUPPORTED_UFUNCS.get(ufunc)
     if name is None:
@@ -297,26 +358,60 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
         _SUPPORTED_UFUNCS[ufunc] = name if fast else None
         if not fast:
             return None
-    args = []
-    plains = []
-    for x in inputs:
-        if type(x) is TracedNpArray:
-            node = x._lp_node if x._lp_parent is None else record.node_of(x)
-            if node is None or node.op == "escaped":
+    if len(inputs) == 2:
+        a, b = inputs
+        if type(a) is TracedNpArray:
+            na = a._lp_node if a._lp_parent is None else record.node_of(a)
+            if na is None or na.op == "escaped":
                 return None
-            args.append(node)
-            p = x._lp_plain
-            plains.append(p if p is not None else _plain_view(x, _ndarray))
-        elif type(x) is float or type(x) is int:
-            args.append(x)
-            plains.append(x)
+            pa = a._lp_plain
+            if pa is None:
+                pa = _plain_view(a, _ndarray)
+        elif type(a) is float or type(a) is int:
+            na = pa = a
         else:
             return None
-    loc = _frame_loc(frame)
-    result = ufunc(*plains)
+        if type(b) is TracedNpArray:
+            nb = b._lp_node if b._lp_parent is None else record.node_of(b)
+            if nb is None or nb.op == "escaped":
+                return None
+            pb = b._lp_plain
+            if pb is None:
+                pb = _plain_view(b, _ndarray)
+        elif type(b) is float or type(b) is int:
+            nb = pb = b
+        else:
+            return None
+        args = (na, nb)
+        result = ufunc(pa, pb)
+    else:
+        ir_args = []
+        plains = []
+        for x in inputs:
+            if type(x) is TracedNpArray:
+                node = x._lp_node if x._lp_parent is None else record.node_of(x)
+                if node is None or node.op == "escaped":
+                    return None
+                ir_args.append(node)
+                p = x._lp_plain
+                plains.append(p if p is not None else _plain_view(x, _ndarray))
+            elif type(x) is float or type(x) is int:
+                ir_args.append(x)
+                plains.append(x)
+            else:
+                return None
+        args = tuple(ir_args)
+        result = ufunc(*plains)
+    site = _site_of.site
+    if site is None:
+        loc = frame_location(frame) or user_location()
+    else:
+        loc = _parse_site(site)
     if type(result) is not _ndarray:
         result = np.asarray(result)
-    node = trace.add(name, tuple(args), None, result.dtype, result.shape, loc)
+    nodes = trace.nodes  # Trace.add, inline
+    node = new_node(name, args, None, result.dtype, result.shape, loc, len(nodes))
+    nodes.append(node)
     out = _plain_view(result, TracedNpArray)
     out._lp_node = node
     out._lp_plain = result
@@ -324,14 +419,10 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
 
 
 def _frame_loc(frame):
-    site = dispatch.current_site()
+    site = _site_of.site
     if site is not None:
         return _parse_site(site)
-    code = frame.f_code
-    hit = _internal_code.get(code)
-    if hit is None:
-        hit = _is_internal(code)
-    return user_location() if hit else (code.co_filename, frame.f_lineno, code.co_name, None)
+    return frame_location(frame) or user_location()
 
 
 def _is_static_basic(index) -> bool:
@@ -346,7 +437,7 @@ def _is_static_basic(index) -> bool:
     return True
 
 
-_BOUNDS = (int, type(None))
+_BOUNDS = frozenset((int, type(None)))
 
 
 def _fast_getitem(trace, arr, index, frame):
@@ -382,10 +473,7 @@ def _converted_in_c(arr, source, frame):
     if trace is None or arr.dtype == source.dtype or arr.shape != source.shape:
         return
     code = frame.f_code
-    internal = _internal_code.get(code)
-    if internal is None:
-        internal = _is_internal(code)
-    if internal:
+    if _is_internal(code):
         return
     name = "numpy." + arr.dtype.type.__name__
     entry = table.lookup(name)
@@ -467,16 +555,49 @@ def _install_fallbacks():
             setattr(TracedNpArray, method, _fallback(method))
 
 
+# Reductions whose bare call (``x.sum()``) records exactly what ``np.sum(x)`` records:
+# the common case skips NumPy's Python wrapper and the general recording path.
+_BARE_REDUCTIONS = {"sum", "prod", "mean", "max", "min", "any", "all", "std", "var"}
+
+
 def _delegating(method, same_as):
     func = np
     for part in same_as.split(".")[1:]:
         func = getattr(func, part)
+    if method in _BARE_REDUCTIONS and same_as == "numpy." + method and not argcheck.special(same_as):
+        return _bare_reduction(method, same_as, func)
 
     def delegate(self, *args, **kwargs):
         return func(self, *args, **kwargs)
 
     delegate.__name__ = method
     delegate.__doc__ = f"Traced ndarray.{method}: recorded as {same_as}."
+    return delegate
+
+
+def _bare_reduction(method, name, func):
+    unbound = getattr(np.ndarray, method)
+
+    def delegate(self, *args, **kwargs):
+        trace = _trace_of.trace
+        if trace is None or args or kwargs or self._lp_parent is not None:
+            return func(self, *args, **kwargs)
+        node = self._lp_node
+        if node is None or node.op == "escaped":
+            return func(self, *args, **kwargs)
+        p = self._lp_plain
+        result = unbound(p if p is not None else _plain_view(self, _ndarray))
+        if type(result) is not _ndarray:
+            result = np.asarray(result)
+        loc = _frame_loc(sys._getframe(1))
+        nodes = trace.nodes
+        node = new_node(name, (node,), None, result.dtype, result.shape, loc, len(nodes))
+        nodes.append(node)
+        out = _plain_view(result, TracedNpArray)
+        out._lp_node = node
+        out._lp_plain = result
+        return out
+
     return delegate
 
 

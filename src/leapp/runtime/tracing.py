@@ -174,8 +174,10 @@ def _traced_input(trace, key, value):
     node = trace.add("input", (key,), None, array.dtype, array.shape, None)
     trace.inputs[key] = node
     trace.input_values[key] = _copy_array(array, copy=True)
-    traced = np.ndarray.view(_copy_array(array, copy=True), TracedNpArray)
+    plain = _copy_array(array, copy=True)
+    traced = np.ndarray.view(plain, TracedNpArray)
     traced._lp_node = node
+    traced._lp_plain = plain  # the same memory, plain: what NumPy computes on
     return traced
 
 
