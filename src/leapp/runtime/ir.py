@@ -33,6 +33,7 @@ class Node:
 
 
 def new_node(op, args, kwargs, dtype, shape, loc, index, value=None) -> Node:
+    # traced.TracedNpArray.__array_ufunc__ inlines this (the hottest path): keep them alike
     node = Node()
     node.op = op
     node.args = args

@@ -18,7 +18,8 @@ import numpy as np
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning
 from . import argcheck, record, state
-from .ir import _is_internal, frame_location, new_node, user_location
+from .ir import Node as _Node
+from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
 from .names import function_name, resolve, ufunc_name
 
 _ndarray = np.ndarray
@@ -98,13 +99,25 @@ class TracedNpArray(np.ndarray):
                                    _plain_view(b, _ndarray) if pb is None else pb)
                     site = _site_of.site
                     if site is None:
-                        loc = frame_location(sys._getframe(1)) or user_location()
+                        frame = sys._getframe(1)
+                        hit = _frame_locs.get((id(frame.f_code), frame.f_lasti))  # frame_location's cache
+                        loc = hit[1] if hit is not None else frame_location(frame)
+                        if loc is None:
+                            loc = user_location()
                     else:
                         loc = _parse_site(site)
                     if type(result) is not _ndarray:
                         result = np.asarray(result)
-                    nodes = trace.nodes  # Trace.add, inline
-                    node = new_node(name, (na, nb), None, result.dtype, result.shape, loc, len(nodes))
+                    nodes = trace.nodes  # Trace.add and ir.new_node, inline
+                    node = _Node()
+                    node.op = name
+                    node.args = (na, nb)
+                    node.kwargs = None
+                    node.dtype = result.dtype
+                    node.shape = result.shape
+                    node.loc = loc
+                    node.index = len(nodes)
+                    node.value = None
                     nodes.append(node)
                     out = _plain_view(result, TracedNpArray)
                     out._lp_node = node
