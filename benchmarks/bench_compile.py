@@ -105,6 +105,32 @@ def candidates(fx, ind, tc, session, inputs):
     }
 
 
+def cuda_section():
+    """leapp's graph on CUDA tensors against NumPy on the CPU, where a CUDA device exists."""
+    if not torch.cuda.is_available():
+        print("GPU: no CUDA device here, section skipped")
+        return
+    cf = leapp.compile(robot_obs.step)
+    print(f"GPU ({torch.cuda.get_device_name()}): leapp graph on CUDA tensors, ratio to NumPy on the CPU")
+    for batch in (1, 4096, 65536):
+        inputs = robot_obs.example_inputs(batch=batch)
+        expected = robot_obs.step(**inputs)
+        on_gpu = {k: torch.from_numpy(v).cuda() for k, v in inputs.items()}
+        got = cf(**on_gpu)
+        for k, want in expected.items():
+            value = got[k].cpu().numpy()
+            if value.dtype != want.dtype or not np.allclose(value, want, rtol=1e-5, atol=1e-6):
+                raise SystemExit(f"CUDA output {k!r} differs from NumPy at batch {batch}")
+
+        def run(on_gpu=on_gpu):
+            cf(**on_gpu)
+            torch.cuda.synchronize()
+
+        t = interleaved({"numpy": lambda inputs=inputs: robot_obs.step(**inputs), "leapp cuda": run}, 10, 5)
+        print(f"  batch {batch}: NumPy {t['numpy'] * 1e6:.1f} us, leapp on CUDA {t['leapp cuda'] * 1e6:.1f} us "
+              f"({t['leapp cuda'] / t['numpy']:.2f}x), outputs equal to NumPy")
+
+
 def main():
     torch.set_num_threads(1)
     rows = []
@@ -141,6 +167,7 @@ def main():
         print(f"  leapp fx call / torch.compile call:                    {t['leapp fx'] / t['torch.compile']:.2f}")
         print("  first call (trace + compile), s: "
               + ", ".join(f"{k} {v:.2f}" for k, v in compile_s.items()))
+    cuda_section()
 
 
 if __name__ == "__main__":
