@@ -74,7 +74,7 @@ def calls(session):
     ind = leapp.compile(robot_obs.step, backend="inductor")
     tc = torch.compile(robot_obs.step)  # inductor, on the NumPy function through dynamo
     out = {}
-    for batch, rounds, per_round in ((1, 40, 100), (4096, 30, 3)):
+    for batch, rounds, per_round in ((1, 30, 300), (4096, 30, 3)):
         inputs = robot_obs.example_inputs(batch=batch)
         expected = robot_obs.step(**inputs)
         compile_s = {}
