@@ -2,7 +2,8 @@
 
 Rewritten source reads ``_leapp.call("prep.py:12:8", np.clip, x, 0.0, 1.0)``
 where the original read ``np.clip(x, 0.0, 1.0)``, ``_leapp.method("prep.py:13:8",
-x, "sum", axis=0)`` for ``x.sum(axis=0)``, and ``_leapp.getitem("prep.py:14:8",
+x, "sum", axis=0)`` for ``x.sum(axis=0)``, ``_leapp.foreign("prep.py:15:8",
+Rotation.from_quat, q)`` for a call into other code given traced data, and ``_leapp.getitem("prep.py:14:8",
 TABLE, idx)`` for ``TABLE[idx]`` when the index may be traced and the indexed
 value may be a plain array (ndarray's C indexing of a plain array never
 reaches leapp's hooks, so the lookup would be frozen). With no tracing session
@@ -64,6 +65,22 @@ def method(site, receiver, name, /, *args, **kwargs):
         return bound(*args, **kwargs)
     finally:
         local.site = previous
+
+
+def foreign(site, fn, /, *args, **kwargs):
+    """``fn(*args, **kwargs)``: a call into other code given traced data, written at ``site``.
+
+    The runtime checks that the result comes back traced: a plain array computed
+    from the inputs (another library, a C extension) would be frozen into the graph.
+    """
+    if _handler is None:
+        return fn(*args, **kwargs)
+    return call(site, foreign_call, fn, *args, **kwargs)
+
+
+def foreign_call(fn, /, *args, **kwargs):
+    """What the handler receives for ``foreign``: ``fn(*args, **kwargs)`` to be checked."""
+    return fn(*args, **kwargs)
 
 
 def getitem(site, value, index, /):

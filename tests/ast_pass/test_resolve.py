@@ -40,8 +40,9 @@ def test_names_that_only_look_like_numpy(body):
 
 
 def test_module_rebinding_is_not_trusted():
+    # not a NumPy site; a call of unknown code given an array, whose result the runtime checks
     assert sites("def f(x):\n    return np.clip(x, 0, 1)\n",
-                 "import numpy as np\nnp = None\n") == []
+                 "import numpy as np\nnp = None\n") == [("np.clip", "foreign")]
 
 
 def test_local_import_resolves():

@@ -7,7 +7,7 @@ imports torch, numpy or ``leapp.runtime``; LibCST is imported only to rewrite.
 API for the compiler (``leapp.compile``) and other callers
 -----------------------------------------------------------
 ``analyze_source(source, path="<string>", *, scope="auto", first_line=1,
-include_functions=(), imports=None, select=None, ignore=None) -> Analysis``
+include_functions=(), imports=None, select=None, ignore=None, module_arrays=()) -> Analysis``
     ``scope="all"`` treats the whole source as traced, every top-level
     function (and method) being an entry point whose parameters are traced
     inputs: pass one function's source (``inspect.getsource``; indented
@@ -30,7 +30,7 @@ include_functions=(), imports=None, select=None, ignore=None) -> Analysis``
     Lines and columns are 1-based, columns count characters (ruff's convention).
 
 ``rewrite_source(source, path="<string>", *, scope="auto", first_line=1,
-include_functions=(), imports=None) -> str``
+include_functions=(), imports=None, module_arrays=()) -> str``
     Every NumPy function call in scope becomes
     ``_leapp.call("path:line:col", np.clip, x, 0.0, 1.0)`` and
     ``import leapp.dispatch as _leapp`` is added; formatting and comments are
@@ -53,12 +53,12 @@ from .rules import ALL_RULES, RULES_BY_CODE
 
 
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
-                   include_functions=(), imports=None) -> str:
+                   include_functions=(), imports=None, module_arrays=()) -> str:
     from .deep import run_deep
     from .rewrite import rewrite_source as _rewrite  # LibCST is imported only here
 
     return run_deep(_rewrite, source, path, scope=scope, first_line=first_line,
-                    include_functions=include_functions, imports=imports)
+                    include_functions=include_functions, imports=imports, module_arrays=module_arrays)
 
 
 __all__ = ["ALL_RULES", "RULES_BY_CODE", "Analysis", "Diagnostic", "Edit", "Fix", "Site",

@@ -99,7 +99,8 @@ def _dedent(source: str) -> tuple[str, int]:
 
 
 def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
-                   include_functions=(), imports=None, select=None, ignore=None) -> Analysis:
+                   include_functions=(), imports=None, select=None, ignore=None,
+                   module_arrays=()) -> Analysis:
     """Check ``source``; see the package docstring for the contract."""
     return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
                     include_functions=include_functions, imports=imports, select=select,
@@ -142,6 +143,9 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
                     Positions(lines, first_line - 1, indent),
                     "np" if "np" in aliases else (aliases[0] if aliases else None))
     walker.collect_module_arrays()
+    for name in module_arrays:  # the function's globals holding arrays, from the compiler
+        module.bound.add(name)
+        walker.module_arrays.add(name)
     marks = trace_comment_lines(lines)
     if scope == "all" or file_is_traced(tree, lines, marks):
         result.in_scope = True

@@ -8,6 +8,7 @@ meet by intersection, and anything unknown is left to the runtime.
 from __future__ import annotations
 
 import ast
+import builtins
 from functools import lru_cache
 
 from leapp import table
@@ -22,6 +23,9 @@ DATA_DEPENDENT = frozenset({"numpy.unique", "numpy.nonzero", "numpy.flatnonzero"
 _RANDOM_NON_ARRAYS = frozenset({"seed", "default_rng", "get_state", "set_state"})
 _BOOL_NUMERIC = ("bitwise", "invert", "left_shift", "right_shift", "maximum", "minimum",
                  "fmax", "fmin")
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 @lru_cache(maxsize=4096)
@@ -50,29 +54,37 @@ def returns_mask(qualname: str) -> bool:
 
 
 class State:
-    """Names known to hold arrays, boolean masks, data-sized arrays, or Python
-    numbers computed from array data (``tainted``)."""
+    """Names known to hold arrays, boolean masks, data-sized arrays, Python
+    numbers computed from array data (``tainted``), or the caller's own
+    arguments (``arguments``: parameters not rebound yet, so writing into them
+    changes the caller's objects)."""
 
-    __slots__ = ("arrays", "masks", "dds", "tainted")
+    __slots__ = ("arrays", "masks", "dds", "tainted", "arguments", "foreign")
 
-    def __init__(self, arrays=(), masks=(), dds=(), tainted=()):
+    def __init__(self, arrays=(), masks=(), dds=(), tainted=(), arguments=(), foreign=()):
         self.arrays, self.masks = set(arrays), set(masks)
         self.dds, self.tainted = set(dds), set(tainted)
+        self.arguments = set(arguments)
+        self.foreign = set(foreign)  # objects made by other code from array data (see is_foreign)
 
     def copy(self) -> State:
-        return State(self.arrays, self.masks, self.dds, self.tainted)
+        return State(self.arrays, self.masks, self.dds, self.tainted, self.arguments, self.foreign)
 
     def meet(self, other: State) -> None:
         self.arrays &= other.arrays
         self.masks &= other.masks
         self.dds &= other.dds
         self.tainted &= other.tainted
+        self.arguments &= other.arguments
+        self.foreign |= other.foreign  # routing one call too many is harmless; one too few is not
 
     def kill(self, name: str) -> None:
         self.arrays.discard(name)
         self.masks.discard(name)
         self.dds.discard(name)
         self.tainted.discard(name)
+        self.arguments.discard(name)
+        self.foreign.discard(name)
 
 
 class Facts:
@@ -172,7 +184,7 @@ class Facts:
         if type(e) is ast.Call:
             name = self.builtin(e.func)
             if name in ("int", "float", "bool", "round") and e.args:
-                return self.is_array(e.args[0])
+                return self.is_array(e.args[0]) and not self.is_static_call(e.args[0])
             if name == "len" and e.args:
                 return self.is_dds(e.args[0])
             f = e.func
@@ -183,6 +195,60 @@ class Facts:
             v = e.value
             return isinstance(v, ast.Attribute) and v.attr == "shape" and self.is_dds(v.value)
         return False
+
+    def _returns_arrays(self, call: ast.Call) -> bool:
+        """A NumPy call on array data whose result unpacks into arrays (a tuple or list of them)."""
+        q = self.call_name(call)
+        if q is None or not q.startswith("numpy.") or q.startswith("numpy.random."):
+            return False
+        entry = lookup(q)
+        if not isinstance(entry, table.Entry) or entry.kind == "static":
+            return False
+        return any(self.is_array(a) for a in call.args)
+
+    def is_static_call(self, e: ast.expr) -> bool:
+        """A NumPy call on shapes and constants only (``np.prod(x.shape)``): its value is fixed."""
+        if type(e) is not ast.Call:
+            return False
+        q = self.call_name(e)
+        if q is None or not q.startswith("numpy."):
+            return False
+        operands = [a.value if isinstance(a, ast.Starred) else a for a in e.args]
+        operands += [k.value for k in e.keywords]
+        return not any(self.is_array(a) or isinstance(a, ast.Name) and a.id in self.state.tainted
+                       for a in operands)
+
+    def is_foreign(self, e: ast.expr) -> bool:
+        """A value other code (a helper, another library) computed from array data."""
+        t = type(e)
+        if t is ast.Name:
+            return e.id in self.state.foreign
+        if t is ast.Call:
+            return self.foreign_call(e)
+        if t in (ast.Attribute, ast.Subscript):
+            return self.is_foreign(e.value)
+        return False
+
+    def foreign_call(self, call: ast.Call) -> bool:
+        """A call into code leapp does not rewrite, given array data (``Rotation.from_quat(q)``).
+
+        Not NumPy, leapp or torch, not a Python builtin, not a method of an array.
+        Its result must come back traced: a plain array is a value computed from
+        the inputs that the graph would freeze.
+        """
+        q = self.call_name(call)
+        if q is not None and q.split(".")[0] in ("numpy", "leapp", "torch"):
+            return False
+        f = call.func
+        if isinstance(f, ast.Name) and f.id in _BUILTINS and self.scope.is_builtin(f.id):
+            return False
+        if isinstance(f, ast.Attribute) and self.is_array(f.value):
+            return False
+        operands = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        operands += [k.value for k in call.keywords]
+        if any(self.is_array(a) or self.is_foreign(a) for a in operands):
+            return True
+        return isinstance(f, ast.Attribute) and self.is_foreign(f.value)
 
     def is_tainted(self, e: ast.expr) -> bool:
         if type(e) is ast.Name:
@@ -198,9 +264,10 @@ class Facts:
         if isinstance(target, ast.Name):
             st, name = self.state, target.id
             facts = (value is not None and self.is_array(value), value is not None and self.is_mask(value),
-                     value is not None and self.is_dds(value), value is not None and self.is_tainted(value))
+                     value is not None and self.is_dds(value), value is not None and self.is_tainted(value),
+                     value is not None and self.is_foreign(value))
             st.kill(name)
-            for flag, names in zip(facts, (st.arrays, st.masks, st.dds, st.tainted), strict=True):
+            for flag, names in zip(facts, (st.arrays, st.masks, st.dds, st.tainted, st.foreign), strict=True):
                 if flag:
                     names.add(name)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -210,6 +277,15 @@ class Facts:
             if values is None and isinstance(value, ast.Call) and _is_input_annotation(self.call_name(value)):
                 # ``a, b = annotate.input_tensors("node", {...})``: every name is a traced input
                 values = [value] * len(target.elts)
+            if values is None and isinstance(value, ast.Call) and self._returns_arrays(value):
+                # ``w, v = np.linalg.eigh(m)``, ``a, b = np.split(x, 2)``: every name is an array
+                for t in target.elts:
+                    if isinstance(t, ast.Name):
+                        self.state.kill(t.id)
+                        self.state.arrays.add(t.id)
+                    else:
+                        self.bind(t.value if isinstance(t, ast.Starred) else t, None)
+                return
             for i, t in enumerate(target.elts):
                 self.bind(t.value if isinstance(t, ast.Starred) else t,
                           values[i] if values and not isinstance(t, ast.Starred) else None)

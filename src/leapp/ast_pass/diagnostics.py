@@ -62,10 +62,14 @@ class Site:
     """A NumPy call in traced code, as the static pass sees it.
 
     ``name`` is the table's qualified name (``numpy.clip``, ``ndarray.sum``);
-    ``kind`` is "function" (resolved through imports; ``leapp rewrite``
-    routes these through the dispatcher) or "method" (called on a value the
-    pass proved to be an array). ``verdict`` is one of "supported",
-    "refused-keyword", "unsupported", "random" or "unknown" (no table entry).
+    ``kind`` is "function" (resolved through imports), "method" (called on a
+    value the pass proved to be an array), "subscript" (``TABLE[idx]``: an
+    index that may be traced into a value that may be a plain array) or
+    "foreign" (a call into other code given array data; ``name`` is the callee
+    as written). ``leapp rewrite`` routes every site through the dispatcher.
+    ``verdict`` is one of "supported", "refused-keyword", "unsupported",
+    "random", "unknown" (no table entry) or "foreign" (the runtime checks the
+    result comes back traced).
     """
 
     name: str

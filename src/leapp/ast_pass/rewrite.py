@@ -48,8 +48,8 @@ class _Router(cst.CSTTransformer):
             head = [updated.func.value, cst.SimpleString(json.dumps(updated.func.attr.value))]
             spaces = [None, dot.whitespace_before, dot.whitespace_after]
             dispatcher = "method"
-        elif kind == "function":
-            head, dispatcher = [updated.func], "call"
+        elif kind in ("function", "foreign"):
+            head, dispatcher = [updated.func], "call" if kind == "function" else "foreign"
         else:
             return updated
         return updated.with_changes(
@@ -153,10 +153,10 @@ def _drop_form_feeds(text: str) -> tuple[str, dict[int, int]]:
 
 
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
-                   include_functions=(), imports=None) -> str:
+                   include_functions=(), imports=None, module_arrays=()) -> str:
     text, indent = _dedent(source)
     analysis = analyze_source(text, path, scope=scope, include_functions=include_functions,
-                              imports=imports)
+                              imports=imports, module_arrays=module_arrays)
     if any(d.code == "LP901" for d in analysis.diagnostics):
         d = next(d for d in analysis.diagnostics if d.code == "LP901")
         raise SyntaxError(f"{path}:{d.line}:{d.col}: {d.message}")

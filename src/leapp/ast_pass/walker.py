@@ -111,6 +111,10 @@ class Walker(Facts):
         if q is None or not (q.startswith("numpy.") or q in table.TABLE):
             f = call.func
             if not (isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.is_array(f.value)):
+                if self.in_function and self.foreign_call(call):
+                    line, col = self.positions.start(call)
+                    site = Site(self.text(call.func), line, col, "foreign", "foreign", *self.positions.end(call))
+                    self.sites[id(call)] = (site, None, [])
                 return
             q, kind = "ndarray." + f.attr, "method"
         entry = lookup(q)
@@ -337,6 +341,7 @@ class Walker(Facts):
             self.state.kill(name)
         if entry:
             self.state.arrays |= array_params(fn, is_method)
+            self.state.arguments = set(param_names(fn.args))
         self.function_depth += 1
         try:
             self.run(fn.body)

@@ -54,6 +54,11 @@ class Probe:
             run.passthrough = True
         return result
 
+    def foreign(self, site, fn, /, *args, **kwargs):
+        """A routed call into other code: ``Rotation.from_quat(q)`` as written at ``site``."""
+        self._note(site, (getattr(fn, "__self__", None), *args), kwargs)
+        return dispatch.foreign(site, fn, *args, **kwargs)
+
     def getitem(self, site, value, index, /):
         """A routed subscript: ``TABLE[idx]`` as written at ``site``."""
         self._note(site, (value, index), None)

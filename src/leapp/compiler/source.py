@@ -35,6 +35,7 @@ class Source:
     text: str  # as written (possibly indented)
     imports: dict
     analysis: object  # ast_pass.Analysis
+    module_arrays: tuple = ()  # globals holding NumPy arrays (writes into them are LP302)
     rewritten: str = ""
     routed: set = field(default_factory=set)  # site strings the rebuilt function sends to the probe
 
@@ -66,9 +67,11 @@ def read(fn) -> Source:
     path = fn.__code__.co_filename
     first = fn.__code__.co_firstlineno
     imports = imports_of(fn.__globals__)
-    analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports)
+    arrays = module_arrays_of(fn.__globals__)
+    analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
+                                       module_arrays=arrays)
     last = first + len(text.splitlines()) - 1
-    return Source(path, first, last, text, imports, analysis)
+    return Source(path, first, last, text, imports, analysis, arrays)
 
 
 def imports_of(namespace: dict) -> dict:
@@ -95,6 +98,14 @@ def imports_of(namespace: dict) -> dict:
     return out
 
 
+def module_arrays_of(namespace: dict) -> tuple:
+    """Module-level names bound to NumPy arrays: buffers the graph cannot write (LP302)."""
+    import numpy as np
+
+    return tuple(sorted(name for name, value in namespace.items()
+                        if isinstance(value, np.ndarray) and not name.startswith("__")))
+
+
 def _numpy_name(value, module, short):
     from ..runtime.names import function_name
 
@@ -107,7 +118,7 @@ def _numpy_name(value, module, short):
 def build(fn, src: Source, probe) -> types.FunctionType:
     """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
     src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,
-                                            imports=src.imports)
+                                            imports=src.imports, module_arrays=src.module_arrays)
     src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
                   if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}
     tree = ast.parse(src.rewritten)

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from .. import dispatch, table
-from ..errors import EscapeError, EscapeWarning
+from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
 from . import record, state
 from .ir import _is_internal
 from .names import function_name
@@ -185,11 +185,14 @@ def _dispatch_handler(fn, args, kwargs):
     """Calls routed by rewritten source: bypass entries are traced here, the rest as usual."""
     if fn is _GETITEM:
         return _getitem(*args)
+    if fn is _FOREIGN:
+        return _foreign(*args, **kwargs)
     original = getattr(fn, "__wrapped__", fn)
     bypass = getattr(fn, "_leapp_bypass", None)
     if bypass:
         return bypass_call(bypass, fn.__wrapped__, args, kwargs, from_user=False)
-    if state.current() is not None and callable(original):
+    trace = state.current()
+    if trace is not None and callable(original):
         try:
             name = function_name(original)
         except Exception:
@@ -210,6 +213,14 @@ def _dispatch_handler(fn, args, kwargs):
             if _has_traced(result):
                 return result
             return record.record_call(name, original, args, kwargs, _loc())
+        if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc") and not (kwargs and "out" in kwargs) \
+                and not _traced_in(args, kwargs):
+            # np.linspace(0, 1, 5), np.tri(3): a constant made by a call leapp saw. As a traced
+            # constant it stays one when returned (a plain array output means a lost trace).
+            result = fn(*args, **kwargs)
+            if type(result) is np.ndarray:
+                return record.wrap(result, trace.const(result, _loc()))
+            return result
         if isinstance(entry, table.Unsupported) and not _traced_in(args, kwargs):
             # np.random.* and friends: no traced operand reaches NumPy's hooks,
             # but the result would still be frozen into the graph.
@@ -219,6 +230,47 @@ def _dispatch_handler(fn, args, kwargs):
 
 
 _GETITEM = dispatch._getitem
+_FOREIGN = dispatch.foreign_call
+
+
+def _foreign(fn, *args, **kwargs):
+    """A call into other code given traced data: its result must come back traced.
+
+    A plain array (or NumPy scalar) means the values were computed outside
+    leapp's hooks (another library, a C extension, ``math`` on arrays): in the
+    graph they would be a constant. Reported at the call, and the result marked
+    so that its uses name this call.
+    """
+    result = fn(*args, **kwargs)
+    trace = state.current()
+    if trace is None or not _plain_arrays_in(result):
+        return result
+    name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", repr(fn))
+    module = getattr(fn, "__module__", None)
+    name = f"{module}.{name}" if module and not name.startswith(module) else name
+    loc = _loc()
+    message = (f"{name} at {record.format_loc(loc)} returned plain NumPy data computed from traced "
+               f"values outside leapp's hooks (another library, a C extension, or a helper that "
+               f"dropped the tracing): the graph would hold a constant. Compute it with NumPy "
+               f"functions leapp traces, or compute it outside and pass it in as an input")
+    record.report(trace, "untraced", name, loc, message, UntracedCallError, UntracedCallWarning)
+    return record.mark_escaped(trace, name, loc, result)
+
+
+def _plain_arrays_in(value) -> bool:
+    """Arrays that depend on no input: plain ones, or constants made while tracing (np.array(list))."""
+    if isinstance(value, (list, tuple)):
+        return any(_constant(v) for v in value)
+    if isinstance(value, dict):
+        return any(_constant(v) for v in value.values())
+    return _constant(value)
+
+
+def _constant(v) -> bool:
+    if type(v) is np.ndarray or isinstance(v, np.generic):
+        return True
+    node = v._lp_node if type(v) is TracedNpArray and v._lp_parent is None else None
+    return node is not None and node.op == "const"
 
 
 def _getitem(value, index):

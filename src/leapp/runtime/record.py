@@ -126,13 +126,17 @@ def constant_output(trace, key, loc):
     ``asarray`` bound before tracing started, a C extension, ``x.view(np.ndarray)``).
     A warning, not an error, since a fixed output can be deliberate.
     """
-    message = (
+    warn_at(constant_output_message(key, loc), EscapeWarning, loc)
+
+
+def constant_output_message(key, loc) -> str:
+    return (
         f"output {key!r} (at {format_loc(loc)}) does not depend on the inputs: it is a plain NumPy "
         f"value, frozen into the graph. If it was computed from the inputs, a call on the way dropped "
-        f"the tracing (for example NumPy's asarray bound with `from numpy import asarray` before "
-        f"tracing started); write np.asarray(...) or use leapp.compile, which routes such names"
+        f"the tracing (another library such as scipy or math on arrays, a C extension, or NumPy's "
+        f"asarray bound with `from numpy import asarray` before tracing started); use NumPy calls "
+        f"leapp traces. A deliberate constant belongs outside the traced function"
     )
-    warn_at(message, EscapeWarning, loc)
 
 
 def report(trace, kind, call, loc, message, error_cls, warning_cls, origin=None):

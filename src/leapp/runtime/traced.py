@@ -506,8 +506,8 @@ def _converted_in_c(arr, source, frame):
 
 def _escape(arr, construct, advice):
     trace = state.current()
-    if trace is None or arr._lp_node is None and arr._lp_parent is None:
-        return
+    if trace is None or arr._lp_parent is None and (arr._lp_node is None or arr._lp_node.op == "const"):
+        return  # untraced, or a constant made while tracing: its value is the same on every call
     loc = _loc()
     where = record.format_loc(loc)
     message = f"{construct} at {where}: the value leaves the graph; {advice}."

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import EscapeError, EscapeWarning
 from . import patches, record, state
-from .ir import Trace, _copy_array
+from .ir import Problem, Trace, _copy_array
 from .session_graph import CompiledNode
 from .traced import TracedNpArray
 
@@ -156,6 +157,8 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
             trace.outputs[key] = _output_node(trace, key, value, returned_at)
             trace.output_values[key] = _copy_array(record.plain(value), copy=True) if not _is_tensor(value) \
                 else value.detach().cpu().numpy().copy()
+        for path, key in input_paths:
+            _check_unwritten(trace, key, mapping[path])
     node = CompiledNode.from_trace(trace)
     eager = rebuild(spec, {k: v for k, v in trace.output_values.items()})
     return Traced(node, trace, input_paths, spec, eager, list(trace.problems))
@@ -181,6 +184,22 @@ def _traced_input(trace, key, value):
     return traced
 
 
+def _check_unwritten(trace, key, traced):
+    """An argument written in place: NumPy changed the caller's array; a graph cannot.
+
+    (Also the case ``f(z, z)`` with one parameter updated in place, where NumPy's
+    second argument would see the write.) Refused at the line of the last write.
+    """
+    if not isinstance(traced, TracedNpArray) or traced._lp_version == 0:
+        return
+    loc = traced._lp_node.loc if traced._lp_node is not None else None
+    message = (f"input {key!r} is written in place at {record.format_loc(loc)}: NumPy changes the "
+               f"caller's array, the graph returns new values and cannot; work on a copy "
+               f"(x = x.copy(), or x = x + 1 instead of x += 1) and return what changed")
+    record.report(trace, "side effect", f"in-place write to input {key!r}", loc, message,
+                  EscapeError, EscapeWarning)
+
+
 def _output_node(trace, key, value, loc=None):
     from .torch_interop import TracedTensor
 
@@ -190,5 +209,9 @@ def _output_node(trace, key, value, loc=None):
         return record.node_of_operand(trace, value, loc, f"output {key!r}")
     if _is_tensor(value):
         return value.detach().cpu().numpy().copy()
+    # a plain array computed from the inputs lost its trace on the way (another library, a C
+    # extension, a frozen lookup); a deliberate constant is better returned outside the function
+    # (a problem leapp.compile refuses in strict mode; the runtime-only harness only warns)
+    trace.problems.append(Problem("frozen", f"output {key!r}", loc, record.constant_output_message(key, loc)))
     record.constant_output(trace, key, loc)
     return _copy_array(value, copy=True)

@@ -43,6 +43,13 @@ class ScalarConversion(Rule):
             """)),
         Valid(src("""
             import numpy as np
+            # leapp: trace
+            def f(x):
+                n = int(np.prod(x.shape))  # shapes only: a fixed number
+                return np.zeros(n) + x.reshape(-1)
+            """)),
+        Valid(src("""
+            import numpy as np
 
             def untraced(x):
                 return float(np.max(x))
@@ -73,7 +80,8 @@ class ScalarConversion(Rule):
 
     def visit_Call(self, node, ctx):
         kind = _CONVERSIONS.get(ctx.builtin(node.func))
-        if kind and len(node.args) == 1 and not ctx.is_claimed(node) and ctx.is_array(node.args[0]):
+        if kind and len(node.args) == 1 and not ctx.is_claimed(node) and ctx.is_array(node.args[0]) \
+                and not ctx.is_static_call(node.args[0]):  # int(np.prod(x.shape)) is fixed
             ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), kind=kind))
 
 
@@ -154,9 +162,35 @@ class ArrayTruthTest(Rule):
                     return x
                 return -x
             """), line=5),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(m):
+                w, v = np.linalg.eigh(m)
+                if w[0] < 0:
+                    w = -w
+                return w, v
+            """), line=5),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(a, b):
+                both = (a > 0) and (b > 0)
+                return np.where(both, a, b)
+            """), line=4),
     ]
 
+    def visit_BoolOp(self, node, ctx):
+        # `a and b` outside a test still asks bool() of every operand but the last
+        if not ctx.is_claimed(node) and any(ctx.is_array(v) for v in node.values[:-1]):
+            ctx.claim(node)
+            ctx.report(self.CODE, node, self.MESSAGE.format(
+                construct="`and`/`or`", text=ctx.text(node),
+                instead="Use `a & b` / `a | b` (np.logical_and/np.logical_or) on boolean arrays."))
+
     def visit_test(self, test, construct, ctx):
+        if isinstance(test, ast.BoolOp):
+            ctx.claim(test)
         if ctx.is_array(test) or (isinstance(test, ast.BoolOp) and any(
                 ctx.is_array(v) for v in test.values)) or (
                 isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and ctx.is_array(test.operand)):

@@ -252,6 +252,12 @@ class DataDependentSize(Rule):
                 kept = x[x > 0]
                 return np.zeros(kept.shape[0])
             """), line=5),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x[:np.argmax(x)]
+            """), line=4),
     ]
 
     def _flag(self, node, where, ctx):
@@ -261,10 +267,12 @@ class DataDependentSize(Rule):
                 ctx.claim(a)
         ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), where=where))
 
-    def _sizes(self, args, where, ctx):
+    def _sizes(self, args, where, ctx, arrays=False):
+        """Flag Python numbers from array data; with ``arrays``, arrays too (x[:np.argmax(x)])."""
         for a in args:
             for part in a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]:
-                if not ctx.is_claimed(part) and ctx.is_tainted(part):
+                if not ctx.is_claimed(part) and (ctx.is_tainted(part) or arrays and ctx.is_array(part)
+                                                 and not ctx.is_static_call(part)):
                     self._flag(part, where, ctx)
 
     def visit_Call(self, node, ctx):
@@ -273,6 +281,8 @@ class DataDependentSize(Rule):
         if ctx.builtin(node.func) == "len" and node.args and ctx.is_dds(node.args[0]):
             return self._flag(node, "escaping into Python", ctx)
         takes_sizes = ctx.builtin(node.func) == "range"
+        if takes_sizes:
+            return self._sizes([*node.args], "used as a size in `range(...)`", ctx, arrays=True)
         if not takes_sizes:
             found = ctx.site(node)
             entry = found[1] if found else None
@@ -294,7 +304,168 @@ class DataDependentSize(Rule):
             slices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             bounds = [b for s in slices if isinstance(s, ast.Slice)
                       for b in (s.lower, s.upper, s.step) if b is not None]
-            self._sizes(bounds, "used as a slice bound", ctx)
+            self._sizes(bounds, "used as a slice bound", ctx, arrays=True)
 
 
-RULES = [RandomInTrace, DataDependentSize, ModuleArrayWrite]
+class StateWrite(Rule):
+    CODE = "LP304"
+    NAME = "state-write"
+    MESSAGE = ("`{text}` writes {what}: NumPy does it once, while tracing; the graph only returns "
+               "values and never will. {instead}")
+    WHAT = ("Flags writes that leave a traced function: in-place updates of the caller's array "
+            "arguments (`x += 1`, `x[0] = v`, `out=x`), assignments to attributes of objects the "
+            "function did not create (`self.t += dt`, `self.buf[:] = x`), and assignments to "
+            "`global`/`nonlocal` names.")
+    WHY = ("A graph is a pure function of its inputs. Side effects happen once, while tracing; "
+           "later calls run the graph, which returns the outputs and leaves the caller's arrays, "
+           "objects and globals as they were.")
+    EXAMPLE = src("""
+        @leapp.compile
+        def step(x, dt):
+            x += dt          # the caller's array
+            return x
+        """)
+    INSTEAD = src("""
+        @leapp.compile
+        def step(x, dt):
+            return x + dt    # return the new value; the caller stores it
+        """)
+    VALID = [
+        Valid(src("""
+            import numpy as np
+
+            # leapp: trace
+            def f(x):
+                x = x.copy()
+                x += 1.0
+                x[0] = 0.0
+                return x
+            """)),
+        Valid(src("""
+            import numpy as np
+
+            # leapp: trace
+            def f(x, scale: float):
+                scale += 1.0  # a Python number: rebinding, not a write
+                out = {"y": x * scale}
+                out["z"] = x
+                return out["y"], out["z"]
+            """)),
+    ]
+    INVALID = [
+        Invalid(src("""
+            import numpy as np
+
+            # leapp: trace
+            def f(a, b):
+                a += 1
+                return a + b
+            """), line=5),
+        Invalid(src("""
+            import numpy as np
+
+            # leapp: trace
+            def f(x, lo, hi):
+                np.clip(x, lo, hi, out=x)
+            """), line=5),
+        Invalid(src("""
+            import numpy as np
+
+            class Integrator:
+                # leapp: trace
+                def step(self, v, dt):
+                    self.t += dt
+                    return v * dt
+            """), line=6),
+        Invalid(src("""
+            import numpy as np
+
+            class Filter:
+                # leapp: trace
+                def smooth(self, x):
+                    self.buf[:] = 0.5 * self.buf + 0.5 * x
+                    return self.buf
+            """), line=6),
+        Invalid(src("""
+            import numpy as np
+            COUNT = 0
+
+            # leapp: trace
+            def f(x):
+                global COUNT
+                COUNT += 1
+                return x * 2
+            """), line=7),
+    ]
+
+    def _check(self, target, ctx, augmented, stmt=None):
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                self._check(t, ctx, augmented)
+            return
+        if isinstance(target, ast.Starred):
+            return self._check(target.value, ctx, augmented)
+        name = _base_name(target)
+        if name is None or (name in ctx.module_arrays and ctx.scope.is_module_global(name)):
+            return  # LP302's case
+        if isinstance(target, ast.Name):
+            if name not in ctx.scope.bound:
+                what, instead = f"the {_outer_kind(ctx.scope, name)} `{name}`", "Return the new value instead."
+            elif augmented and name in ctx.state.arguments and ctx.is_array(target):
+                what, instead = f"into the caller's array `{name}`", _COPY
+            else:
+                return
+        elif name in ctx.state.arguments or name not in ctx.scope.bound:
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                if not ctx.is_array(target.value):
+                    return  # obs["y"] = ...: a mapping; the static pass cannot tell more
+                what, instead = f"into the caller's array `{name}`", _COPY
+            else:
+                what, instead = f"state of `{name}` (an object the function did not create)", \
+                    "Return the new value instead (or keep state outside the compiled function)."
+        else:
+            return
+        text = ctx.text(stmt if stmt is not None else target)
+        ctx.report(self.CODE, target, self.MESSAGE.format(text=text, what=what, instead=instead))
+
+    def visit_Assign(self, node, ctx):
+        if ctx.in_function:
+            for target in node.targets:
+                self._check(target, ctx, augmented=False)
+
+    def visit_AugAssign(self, node, ctx):
+        if ctx.in_function:
+            self._check(node.target, ctx, augmented=True, stmt=node)
+
+    def visit_Call(self, node, ctx):
+        if not ctx.in_function:
+            return
+        f = node.func
+        written = []
+        if isinstance(f, ast.Attribute) and f.attr in MUTATING_METHODS and ctx.is_array(f.value):
+            written.append(f.value)
+        q = ctx.call_name(node)
+        if q and q.startswith("numpy."):
+            written += [k.value for k in node.keywords if k.arg == "out"]
+            if table.canonical(q) == "numpy.copyto" and node.args:
+                written.append(node.args[0])
+        for w in written:
+            for t in w.elts if isinstance(w, ast.Tuple) else [w]:
+                if isinstance(t, ast.Name) and t.id in ctx.state.arguments and ctx.is_array(t):
+                    ctx.report(self.CODE, t, self.MESSAGE.format(
+                        text=ctx.text(node), what=f"into the caller's array `{t.id}`", instead=_COPY))
+
+
+def _outer_kind(scope, name) -> str:
+    """``nonlocal`` when an enclosing function binds ``name``, else ``global``."""
+    outer = scope.parent
+    while outer is not None and outer.parent is not None:
+        if name in outer.bound:
+            return "nonlocal"
+        outer = outer.parent
+    return "global"
+
+
+_COPY = "Work on a copy (`x = x.copy()`, or `x = x + 1` for `x += 1`) and return what changed."
+
+RULES = [RandomInTrace, DataDependentSize, ModuleArrayWrite, StateWrite]
