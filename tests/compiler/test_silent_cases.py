@@ -5,6 +5,8 @@ One test per silent case of issue 8; a refusal names the user's line.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -56,7 +58,23 @@ def other_library(q):
 
 def _c_library_norm(a):
     # stands in for compiled code that reads the buffer (scipy, a C extension): plain results
-    return np.array(float(np.sqrt(sum(v * v for v in np.ndarray.tolist(np.asarray(a))))))
+    return np.float64(math.sqrt(math.fsum(v * v for v in np.ndarray.tolist(np.asarray(a)))))
+
+
+def buffer_from_a_helper(a):
+    buf = _make_buffer(a)  # a helper making a buffer from the shape: a traced constant, fine
+    buf[...] = a * 2.0
+    return buf
+
+
+def _make_buffer(a):
+    return np.zeros(a.shape, a.dtype)
+
+
+def test_a_buffer_made_by_a_helper_from_shapes_is_not_refused():
+    cf = leapp.compile(buffer_from_a_helper)
+    np.testing.assert_array_equal(cf(X), X * 2.0)
+    np.testing.assert_array_equal(cf(X + 1.0), (X + 1.0) * 2.0)
 
 
 def test_a_call_into_another_library_on_traced_data_is_refused_with_the_line():

@@ -75,7 +75,7 @@ def read(fn) -> Source:
 
 
 def imports_of(namespace: dict) -> dict:
-    """Module-level names the static pass must resolve: NumPy and leapp modules and functions."""
+    """Module-level names the static pass must resolve: NumPy, leapp and torch modules, NumPy and leapp functions."""
     out = {}
     for name, value in namespace.items():
         if isinstance(value, types.ModuleType):
@@ -93,7 +93,7 @@ def imports_of(namespace: dict) -> dict:
                 continue
         else:
             continue
-        if qual.split(".")[0] in ("numpy", "leapp"):
+        if qual.split(".")[0] in ("numpy", "leapp", "torch"):
             out[name] = qual
     return out
 

@@ -258,19 +258,16 @@ def _foreign(fn, *args, **kwargs):
 
 
 def _plain_arrays_in(value) -> bool:
-    """Arrays that depend on no input: plain ones, or constants made while tracing (np.array(list))."""
+    """Plain NumPy arrays or scalars (a buffer made from shapes while tracing is a traced constant)."""
     if isinstance(value, (list, tuple)):
-        return any(_constant(v) for v in value)
+        return any(_plain(v) for v in value)
     if isinstance(value, dict):
-        return any(_constant(v) for v in value.values())
-    return _constant(value)
+        return any(_plain(v) for v in value.values())
+    return _plain(value)
 
 
-def _constant(v) -> bool:
-    if type(v) is np.ndarray or isinstance(v, np.generic):
-        return True
-    node = v._lp_node if type(v) is TracedNpArray and v._lp_parent is None else None
-    return node is not None and node.op == "const"
+def _plain(v) -> bool:
+    return type(v) is np.ndarray or isinstance(v, np.generic)
 
 
 def _getitem(value, index):

@@ -135,7 +135,10 @@ STATIC = [
 
 # Torch-side conversions the seed lists (the traced torch tensor handles the rest).
 TORCH_FUNCTIONS = [
-    Entry("torch.from_numpy", "torch.from_numpy", CV, kind="bypass", note="Gives a traced torch tensor."),
-    Entry("torch.as_tensor", "torch.as_tensor", CV, kind="bypass", note="Gives a traced torch tensor; honours dtype=."),
-    Entry("torch.tensor", "torch.tensor", CV, kind="bypass", note="Gives a traced torch tensor."),
+    # the tensor carries its array's graph value: no node of its own (a cast with dtype=)
+    Entry("torch.from_numpy", "torch.from_numpy", CV, kind="bypass", note="Gives a traced torch tensor.",
+          records=""),
+    Entry("torch.as_tensor", "torch.as_tensor", CV, kind="bypass", note="Gives a traced torch tensor; honours dtype=.",
+          records=""),
+    Entry("torch.tensor", "torch.tensor", CV, kind="bypass", note="Gives a traced torch tensor.", records=""),
 ]
