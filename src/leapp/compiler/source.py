@@ -87,7 +87,7 @@ def imports_of(namespace: dict) -> dict:
                 continue
             if module.startswith("numpy"):
                 qual = _numpy_name(value, module, short)
-            elif module.startswith("leapp"):
+            elif module.startswith("leapp") and not module.startswith("leapp.examples"):  # examples: user code
                 qual = "leapp." + short if short in ("compile", "annotate") else f"{module}.{short}"
             else:
                 continue
