@@ -104,11 +104,11 @@ def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", 
     """Check ``source``; see the package docstring for the contract."""
     return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
                     include_functions=include_functions, imports=imports, select=select,
-                    ignore=ignore)
+                    ignore=ignore, module_arrays=module_arrays)
 
 
 def _analyze(source: str, path: str, *, scope, first_line, include_functions, imports, select,
-             ignore) -> Analysis:
+             ignore, module_arrays=()) -> Analysis:
     if scope not in ("auto", "all"):
         raise ValueError(f"scope must be 'auto' or 'all', not {scope!r}")
     result = Analysis()
