@@ -193,6 +193,8 @@ def run_case(job, fmt, folder):
             problem = _mismatch(np.asarray(g), w)
             if problem:
                 return {**result, "status": "silent", "why": f"output {n}: {problem}"[:300]}
+            if _mismatch(np.asarray(g), w, signed_zeros=True):
+                result["signed_zero"] = result.get("signed_zero", 0) + 1
         result["edge_checked"] += 1
     return result
 
@@ -247,7 +249,10 @@ def main(argv=None):
             counts = {}
             for _, _, res in rows:
                 counts[res["status"]] = counts.get(res["status"], 0) + 1
-            print(f"{fmt}: {len(rows)} cases in {time.perf_counter() - t0:.0f} s: {counts}", flush=True)
+            zeros = [label for _, label, res in rows if res.get("signed_zero")]
+            print(f"{fmt}: {len(rows)} cases in {time.perf_counter() - t0:.0f} s: {counts}; "
+                  f"{len(zeros)} with a zero of the other sign than NumPy's (not counted as mismatch)"
+                  + (f", e.g. {zeros[:5]}" if zeros else ""), flush=True)
     table = aggregate(results)
     for fmt, per in table.items():
         counts = {}

@@ -59,8 +59,8 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     dynamic = _dynamic_spec(node, example, rng) if dynamic_batch else None
 
     gm = _optimized_copy(node) if optimize else node.graph_module
-    module, notes = prepare(gm, node.output_names, onnx=format == "onnx")
     args = tuple(_tensor(example[n]) for n in node.input_names)
+    module, notes = prepare(gm, node.output_names, onnx=format == "onnx", example=args)
     # A private folder next to the target, holding a file of the target's own name: formats that
     # are zip archives name their root folder after the file, so the bytes do not depend on a
     # temporary name, and os.replace stays on one file system (atomic).
@@ -455,7 +455,13 @@ class _Blame:
         return None
 
 
-def _mismatch(got, want):
+def _mismatch(got, want, signed_zeros=False):
+    """Why ``got`` is not NumPy's ``want`` (None if it is): shape, dtype, values, NaN positions.
+
+    ``signed_zeros`` also compares the sign of zeros. The export check leaves it
+    off: NumPy's own ``maximum(-0.0, 0.0)`` depends on the element's position
+    (vector body or scalar tail), so no artifact can match it everywhere.
+    """
     if got.shape != want.shape:
         return f"shape {got.shape} where NumPy gives {want.shape}"
     if got.dtype != want.dtype:
@@ -470,6 +476,13 @@ def _mismatch(got, want):
             finite = err[bad & np.isfinite(err)]
             largest = f"largest error {finite.max():.3g}" if finite.size else "NaN/inf where NumPy differs"
             return f"{largest}; at index {where} got {got[where].item()!r}, NumPy {want[where].item()!r}"
+        if signed_zeros and want.dtype.kind == "f":
+            zeros = (want == 0) & (got == 0)
+            flipped = zeros & (np.signbit(got) != np.signbit(want))
+            if flipped.any():
+                where = tuple(int(i) for i in np.argwhere(flipped)[0]) if want.ndim else ()
+                return (f"{int(flipped.sum())} zero(s) of the wrong sign; at index {where} got "
+                        f"{got[where].item()!r}, NumPy {want[where].item()!r}")
     elif not np.array_equal(got, want):
         bad = got != want
         where = tuple(int(i) for i in np.argwhere(bad)[0]) if want.ndim else ()

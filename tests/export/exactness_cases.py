@@ -86,7 +86,7 @@ def scalar_int(i):
 
 
 def nan_reductions(x):
-    return np.argmax(x, axis=1), np.argmin(x), np.max(x, axis=0), np.min(x), np.maximum(x, 0.0), np.clip(x, -1, 1)
+    return np.argmax(x, axis=1), np.argmin(x), np.max(x, axis=0), np.min(x), np.maximum(x, 0.5), np.clip(x, -1, 1)
 
 
 def with_inf(x):

@@ -46,6 +46,7 @@ def _same(got, want):
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
     if want.dtype.kind == "f":
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # NaN positions must match too
+        assert np.array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0])), "signed zero"
     else:
         np.testing.assert_array_equal(got, want)
 

@@ -20,6 +20,7 @@ own kernels, which leapp's parity tests already hold to NumPy.
 from __future__ import annotations
 
 import math
+import operator
 
 import torch
 import torch.fx
@@ -56,10 +57,10 @@ def expm1(x):
     um1 = u - 1
     # Kahan's formula: (u - 1) * x / log(u) cancels the rounding of exp where u is near 1
     k = um1 * x / torch.log(u)
-    r = torch.where(um1 == -1, um1, k)
-    r = torch.where(torch.isinf(u), u, r)
-    r = torch.where(u == 1, x, r)  # |x| below half an ulp: x itself
-    return torch.where(x == 0, x, r)  # -0.0 kept
+    r = where(um1 == -1, um1, k)
+    r = where(torch.isinf(u), u, r)
+    r = where(u == 1, x, r)  # |x| below half an ulp: x itself
+    return where(x == 0, x, r)  # -0.0 kept
 
 
 def sinh(x):
@@ -69,9 +70,9 @@ def sinh(x):
     t = expm1(a)
     small = (t + t / (t + 1)) * 0.5
     big = torch.exp(a - LN2)  # e^a/2 without overflowing where e^a alone would
-    r = torch.where(a > 20, big, small)
-    r = torch.where(x < 0, -r, r)
-    return torch.where(x == 0, x, r)
+    r = where(a > 20, big, small)
+    r = where(x < 0, -r, r)
+    return where(x == 0, x, r)
 
 
 def cosh(x):
@@ -79,13 +80,35 @@ def cosh(x):
         return torch.cosh(x)
     a = x.abs()
     e = torch.exp(a)
-    return torch.where(a > 20, torch.exp(a - LN2), (e + 1 / e) * 0.5)
+    return where(a > 20, torch.exp(a - LN2), (e + 1 / e) * 0.5)
 
 
 def trunc(x):
     if not _float(x):
         return x.clone()
-    return torch.where(x < 0, torch.ceil(x), torch.floor(x))
+    return where(x < 0, ceil(x), floor(x))
+
+
+def floor(x):
+    """onnxruntime's Floor may return +0.0 for -0.0: a zero keeps x itself."""
+    if not _float(x):
+        return torch.floor(x)
+    return where(x == 0, x, torch.floor(x))
+
+
+def ceil(x):
+    """``-floor(-x)``: onnxruntime's Ceil gives +0.0 for -0.5, NumPy -0.0."""
+    if not _float(x):
+        return torch.ceil(x)
+    return -floor(-x)
+
+
+def round_(x, *, decimals=0):
+    """Half to even as NumPy; a zero result keeps the sign of x (onnxruntime's Round drops it)."""
+    if not _float(x) or decimals:
+        return torch.round(x, decimals=decimals)
+    r = torch.round(x)
+    return where(r == 0, x * 0.0, r)
 
 
 def deg2rad(x):
@@ -99,47 +122,48 @@ def rad2deg(x):
 def hypot(a, b):
     a, b = _common(a, b)
     aa, bb = a.abs(), b.abs()
-    big = torch.where(aa > bb, aa, bb)
-    small = torch.where(aa > bb, bb, aa)
-    q = small / torch.where(big == 0, torch.ones_like(big), big)
+    big = where(aa > bb, aa, bb)
+    small = where(aa > bb, bb, aa)
+    q = small / where(big == 0, torch.ones_like(big), big)
     r = big * torch.sqrt(1 + q * q)
-    r = torch.where(torch.isnan(a) | torch.isnan(b), torch.full_like(r, math.nan), r)
-    return torch.where(torch.isinf(a) | torch.isinf(b), torch.full_like(r, math.inf), r)
+    r = where(torch.isnan(a) | torch.isnan(b), torch.full_like(r, math.nan), r)
+    return where(torch.isinf(a) | torch.isinf(b), torch.full_like(r, math.inf), r)
 
 
 def copysign(a, b):
     a, b = _common(a, b)
     mag = a.abs()
-    return torch.where(_negative(b), -mag, mag)
+    return where(_negative(b), -mag, mag)
 
 
 def maximum(a, b):
-    """NumPy: ``a if (a >= b or isnan(a)) else b`` (NaN propagates; ORT's Max may drop it)."""
+    """NumPy: ``a if (a > b or isnan(a)) else b``: NaN propagates (ORT's Max may drop it), and of
+    two equal zeros the second operand wins, as in NumPy's vector loops."""
     if not (_float(a) or _float(b)):
         return torch.maximum(a, b)
     a, b = _common(a, b)
-    return torch.where((a >= b) | torch.isnan(a), a, b)
+    return where((a > b) | torch.isnan(a), a, b)
 
 
 def minimum(a, b):
     if not (_float(a) or _float(b)):
         return torch.minimum(a, b)
     a, b = _common(a, b)
-    return torch.where((a <= b) | torch.isnan(a), a, b)
+    return where((a < b) | torch.isnan(a), a, b)
 
 
 def fmax(a, b):
     if not (_float(a) or _float(b)):
         return torch.fmax(a, b)
     a, b = _common(a, b)
-    return torch.where((a >= b) | torch.isnan(b), a, b)
+    return where((a > b) | torch.isnan(b), a, b)
 
 
 def fmin(a, b):
     if not (_float(a) or _float(b)):
         return torch.fmin(a, b)
     a, b = _common(a, b)
-    return torch.where((a <= b) | torch.isnan(b), a, b)
+    return where((a < b) | torch.isnan(b), a, b)
 
 
 _WHERE_VIA = {torch.bool: torch.int32, torch.int8: torch.int32, torch.uint8: torch.int32,
@@ -147,17 +171,25 @@ _WHERE_VIA = {torch.bool: torch.int32, torch.int8: torch.int32, torch.uint8: tor
 
 
 def where(cond, a, b):
-    """onnxruntime's ``Where`` has no bool, int8, uint8, int16 or float16 kernel: widen, choose, narrow."""
+    """NumPy's where, on what onnxruntime's ``Where`` can do.
+
+    ORT's Where has no bool, int8, uint8, int16 or float16 kernel (widen, choose,
+    narrow), and it returns +0.0 where the chosen operand is -0.0: the sign of
+    a chosen zero is put back with a multiplication.
+    """
     tensors = [x for x in (a, b) if isinstance(x, torch.Tensor)]
     if not tensors:
         return torch.where(cond, a, b)
     dt = torch.result_type(a, b)
     via = _WHERE_VIA.get(dt)
-    if via is None:
-        return torch.where(cond, a, b)
-    a = a.to(via) if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=dt).to(via)
-    b = b.to(via) if isinstance(b, torch.Tensor) else torch.tensor(b, dtype=dt).to(via)
-    return torch.where(cond, a, b).to(dt)
+    a = a.to(via or dt) if isinstance(a, torch.Tensor) else torch.tensor(a, dtype=dt).to(via or dt)
+    b = b.to(via or dt) if isinstance(b, torch.Tensor) else torch.tensor(b, dtype=dt).to(via or dt)
+    r = torch.where(cond, a, b)
+    if r.is_floating_point():
+        negative = torch.where(cond, _negative(a).to(torch.int32), _negative(b).to(torch.int32))
+        lost = (r == 0) & (negative == 1) & ~_negative(r)
+        r = r * (1 - 2 * lost.to(r.dtype))
+    return r.to(dt) if via is not None else r
 
 
 def clamp(x, min=None, max=None):
@@ -200,11 +232,11 @@ def floor_divide(a, b):
     # NumPy's npy_divmod: from fmod, so that a // b and a % b agree with each other
     mod = torch.fmod(a, b)
     div = (a - mod) / b
-    div = torch.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    div = where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
     floor = torch.floor(div)
-    floor = torch.where(div - floor > 0.5, floor + 1, floor)
-    floor = torch.where(div == 0, copysign(torch.zeros_like(div), a / b), floor)
-    return torch.where(b == 0, a / b, floor)
+    floor = where(div - floor > 0.5, floor + 1, floor)
+    floor = where(div == 0, copysign(torch.zeros_like(div), a / b), floor)
+    return where(b == 0, a / b, floor)
 
 
 def remainder(a, b):
@@ -213,8 +245,8 @@ def remainder(a, b):
         return torch.remainder(a, b)
     mod = torch.fmod(a, b)
     fix = (mod != 0) & ((b < 0) != (mod < 0))
-    mod = torch.where(fix, mod + b, mod)
-    return torch.where(mod == 0, copysign(torch.zeros_like(mod), b), mod)
+    mod = where(fix, mod + b, mod)
+    return where(mod == 0, copysign(torch.zeros_like(mod), b), mod)
 
 
 # --- bitwise ops: ONNX has them, the exporter only maps the boolean ones ---------------------
@@ -273,7 +305,7 @@ def take_along_dim(a, idx, dim=None):
     if dim is None:
         a, idx, dim = a.reshape(-1), idx.reshape(-1), 0
     dim = dim % a.dim()
-    idx = torch.where(idx < 0, idx + a.shape[dim], idx)  # gather wants them non-negative
+    idx = where(idx < 0, idx + a.shape[dim], idx)  # gather wants them non-negative
     ones_a, ones_i = list(a.shape), list(idx.shape)
     ones_a[dim] = ones_i[dim] = 1
     shape = list(torch.broadcast_shapes(ones_a, ones_i))
@@ -294,7 +326,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     if seq.is_floating_point():
         # NaN sorts last: left of a NaN value are the non-NaN elements, right of it all of them
         n = seq.shape[0] if right else (~torch.isnan(seq)).to(torch.int64).sum()
-        idx = torch.where(torch.isnan(v), torch.zeros_like(idx) + n, idx)
+        idx = where(torch.isnan(v), torch.zeros_like(idx) + n, idx)
     return idx.to(torch.int32 if out_int32 else torch.int64)
 
 
@@ -306,7 +338,7 @@ def _stable_argsort(x, dim):
     if not x.is_floating_point():
         return torch.topk(x, n, dim, largest=False, sorted=True)[1]
     nan = torch.isnan(x)
-    first = torch.topk(torch.where(nan, torch.full_like(x, math.inf), x), n, dim, largest=False, sorted=True)[1]
+    first = torch.topk(where(nan, torch.full_like(x, math.inf), x), n, dim, largest=False, sorted=True)[1]
     flags = torch.gather(nan.to(torch.int32), dim, first)
     second = torch.topk(flags, n, dim, largest=False, sorted=True)[1]
     return torch.gather(first, dim, second)
@@ -325,21 +357,40 @@ def sort(x, dim=-1, descending=False, stable=False):
     return torch.gather(x, dim, idx), idx
 
 
-def _nan_any(x, dim, keepdim):
-    nan = torch.isnan(x).to(torch.int32)
+def _dims(x, dim):
     if dim is None or dim == () or dim == []:
-        found = nan.sum() > 0
-        return found.reshape([1] * x.dim()) if keepdim else found
-    return nan.sum(dim, keepdim=keepdim) > 0
+        return tuple(range(x.dim()))
+    return tuple(d % x.dim() for d in ((dim,) if isinstance(dim, int) else dim))
+
+
+def _nan_any(x, dims):
+    """Whether each reduced slice holds a NaN, dimensions kept."""
+    return torch.isnan(x).to(torch.int32).sum(dims, keepdim=True) > 0
+
+
+def _squeeze(x, dims):
+    for d in sorted(dims, reverse=True):
+        x = x.squeeze(d)
+    return x
 
 
 def _arg(fn, x, dim=None, keepdim=False):
+    if x.dim() == 0:  # the only index of a 0-d array (ONNX ArgMax refuses rank 0)
+        return torch.zeros_like(x, dtype=torch.int64)
     r = fn(x, dim, keepdim)
     if not _float(x):
         return r
-    nan = torch.isnan(x)
-    first_nan = torch.argmax(nan.to(torch.int32), dim, keepdim)
-    return torch.where(_nan_any(x, dim, keepdim), first_nan, r)
+    if dim is None:  # over the flattened array
+        x, dim, flat = x.reshape(-1), 0, True
+    else:
+        flat = False
+    # (computed with the dimension kept: 0-d operands are retyped by the exporter)
+    kept = fn(x, dim, True)
+    first_nan = torch.argmax(torch.isnan(x).to(torch.int32), dim, True)
+    out = where(_nan_any(x, (dim % x.dim(),)), first_nan, kept)
+    if flat:
+        return out.reshape([1] * r.dim()) if keepdim else out.squeeze(0)
+    return out if keepdim else out.squeeze(dim)
 
 
 def argmax(x, dim=None, keepdim=False):
@@ -353,10 +404,12 @@ def argmin(x, dim=None, keepdim=False):
 def _reduce(fn, x, dim=(), keepdim=False):
     if x.dtype == torch.bool:  # onnxruntime reduces no booleans
         return fn(x.to(torch.int32), dim, keepdim).to(torch.bool)
-    r = fn(x, dim, keepdim)
-    if not _float(x):
-        return r
-    return torch.where(_nan_any(x, dim, keepdim), torch.full_like(r, math.nan), r)
+    if not _float(x) or x.dim() == 0:
+        return fn(x, dim, keepdim)
+    dims = _dims(x, dim)
+    kept = fn(x, dims, True)
+    out = where(_nan_any(x, dims), torch.full_like(kept, math.nan), kept)
+    return out if keepdim else _squeeze(out, dims)
 
 
 def amax(x, dim=(), keepdim=False):
@@ -365,6 +418,18 @@ def amax(x, dim=(), keepdim=False):
 
 def amin(x, dim=(), keepdim=False):
     return _reduce(torch.amin, x, dim, keepdim)
+
+
+def mean(x, dim=None, keepdim=False, *, dtype=None):
+    """Sum over count: onnxruntime's ReduceMean gives 0 for an empty slice, NumPy NaN."""
+    if dtype is not None:
+        x = x.to(dtype)
+    if x.dim() == 0 or not _float(x):
+        return torch.mean(x, dim, keepdim)
+    dims = _dims(x, dim)
+    count = torch.ones_like(x).sum(dims, keepdim=True)
+    out = x.sum(dims, keepdim=True) / count
+    return out if keepdim else _squeeze(out, dims)
 
 
 def unfold(x, dimension, size, step):
@@ -453,6 +518,101 @@ class WidenUnsigned(Pass):
         return changed + len(self.inputs) + len(self.outputs)
 
 
+# --- 0-d values: the exporter's scalar type analysis casts them to float32 / int64 ------------
+
+ELEMENTWISE = {
+    torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.div, torch.true_divide,
+    torch.pow, torch.float_power, torch.fmod, torch.eq, torch.ne, torch.lt, torch.le, torch.gt,
+    torch.ge, torch.logical_and, torch.logical_or, torch.logical_xor, torch.atan2, torch.logaddexp,
+    torch.logaddexp2, torch.nextafter, torch.ldexp, torch.heaviside, torch.gcd, torch.lcm,
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+    operator.pow, operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+    operator.and_, operator.or_, operator.xor, operator.neg,
+    expm1, sinh, cosh, trunc, ceil, floor, round_, deg2rad, rad2deg, hypot, copysign, maximum, minimum, fmax, fmin,
+    floor_divide, remainder, bitwise_xor, bitwise_or, bitwise_and, where, clamp, add, mul,
+}
+_METHOD_OPS = {"add", "sub", "mul", "div", "pow", "fmod", "eq", "ne", "lt", "le", "gt", "ge",
+               "__add__", "__sub__", "__mul__", "__truediv__", "__radd__", "__rsub__", "__rmul__",
+               "__rtruediv__", "__pow__", "__rpow__"}
+
+
+def on_vectors(fn, *args, **kwargs):
+    """``fn`` on 0-d tensors, run on shape (1,) and reshaped back, so ONNX keeps their dtype.
+
+    The TorchScript-based exporter treats a 0-d operand of Add/Sub/Mul/Div/Pow/Mod
+    and of comparisons as a Python scalar and casts it to the default dtype:
+    ``x.sum() * 2`` of float64 came out float32. With a rank-1 operand it
+    keeps the operand's type; the values are the same elementwise.
+    """
+    args = [a.reshape(1) if isinstance(a, torch.Tensor) and a.dim() == 0 else a for a in args]
+    out = fn(*args, **kwargs)
+    return out.reshape(()) if isinstance(out, torch.Tensor) else out
+
+
+_VECTORIZED = {}
+
+
+def vectorized(fn):
+    """``on_vectors`` bound to ``fn``, one function per op (an FX target; FX cannot print ``fn`` as an argument)."""
+    wrapper = _VECTORIZED.get(fn)
+    if wrapper is None:
+        def wrapper(*args, **kwargs):
+            return on_vectors(fn, *args, **kwargs)
+
+        wrapper.__name__ = f"{getattr(fn, '__name__', 'op').strip('_')}_on_vectors"
+        _VECTORIZED[fn] = wrapper
+    return wrapper
+
+
+class ScalarsAsVectors(Pass):
+    """Elementwise nodes whose tensor operands are all 0-d run on shape (1,) (``on_vectors``).
+
+    requires: ``shapes`` (node name -> result, from a run on example inputs).
+    ensures: same values, dtypes and shapes; no 0-d-only arithmetic for the
+    exporter to retype.
+    """
+
+    name = "0-d operands as vectors"
+
+    def __init__(self, values):
+        self.values = values
+
+    def run(self, gm) -> int:
+        changed = 0
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and node.target in ELEMENTWISE:
+                fn = node.target
+            elif node.op == "call_method" and node.target in _METHOD_OPS:
+                fn = getattr(torch.Tensor, node.target)
+            else:
+                continue
+            out = self.values.get(node.name)
+            operands = [self.values.get(a.name) if isinstance(a, torch.fx.Node) else None
+                        for a in node.args]
+            tensors = [v for v in operands if isinstance(v, torch.Tensor)]
+            if not isinstance(out, torch.Tensor) or out.dim() != 0 or not tensors \
+                    or any(v.dim() != 0 for v in tensors):
+                continue
+            node.op, node.target = "call_function", vectorized(fn)
+            changed += 1
+        return changed
+
+
+def run_values(gm, args):
+    """Every node's value on ``args`` (tensors and tuples as they are), by node name."""
+    values = {}
+
+    class Record(torch.fx.Interpreter):
+        def run_node(self, n):
+            v = super().run_node(n)
+            values[n.name] = v
+            return v
+
+    with torch.no_grad():
+        Record(gm).run(*args)
+    return values
+
+
 # --- the pass -----------------------------------------------------------------------------
 
 FUNCTIONS = {
@@ -464,11 +624,12 @@ FUNCTIONS = {
     torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
-    torch.add: add, torch.mul: mul,
+    torch.add: add, torch.mul: mul, torch.mean: mean, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
            "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
-           "clamp": clamp, "clip": clamp}
+           "clamp": clamp, "clip": clamp, "mean": mean,
+           "ceil": ceil, "floor": floor, "round": round_}
 
 
 class LowerForOnnx(Pass):

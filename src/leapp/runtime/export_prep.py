@@ -119,10 +119,17 @@ class ScalarLast(Pass):
         return changed
 
 
-def prepare(gm, output_names, *, onnx=False):
+def _widened(tensor):
+    from .export_lowering import WIDE
+
+    return tensor.to(torch.int64).to(WIDE[tensor.dtype]) if tensor.dtype in WIDE else tensor
+
+
+def prepare(gm, output_names, *, onnx=False, example=None):
     """A copy of ``gm`` ready for export: tuple outputs in ``output_names`` order, explicit types.
 
-    ``onnx=True`` also runs the ONNX decompositions (``leapp.runtime.export_lowering``).
+    ``onnx=True`` also runs the ONNX decompositions (``leapp.runtime.export_lowering``);
+    with ``example`` (the input tensors) it also keeps 0-d arithmetic in its dtype.
     Returns ``(graph_module, notes)``; ``notes`` say which comparisons got casts
     and which calls were decomposed, by source line.
     """
@@ -144,6 +151,13 @@ def prepare(gm, output_names, *, onnx=False):
         notes += lowering.notes
         widen = WidenUnsigned(output_names)
         widen(gm)
+        if example is not None:
+            from .export_lowering import ScalarsAsVectors, run_values
+
+            gm.graph.lint()
+            gm.recompile()
+            wide = tuple(_widened(a) for a in example)
+            ScalarsAsVectors(run_values(gm, wide))(gm)
         if widen.inputs or widen.outputs:
             unsigned = {"inputs": widen.inputs, "outputs": widen.outputs}
             notes.append("uint16/uint32/uint64 values carried as int32/int64 inside the ONNX graph "
