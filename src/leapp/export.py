@@ -517,7 +517,10 @@ def _describe(node, format, exporter, opset, path, specs, dynamic, notes, edges)
 
 def _first_line(exc):
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
+    line = text[0] if text else ""
+    # torch's exporter appends a plea for pull requests; the user can do nothing with it
+    line = line.split(" Please feel free to request support")[0]
+    return f"{type(exc).__name__}: {line}"
 
 
 _OTHER_FORMAT = {"onnx": "format='torchscript' or 'pt2' (they run torch's own kernels)",
@@ -554,10 +557,13 @@ def _culprit(exc, module):
     for n in calls:
         if f"%{n.name} " in text:
             return n
-    ops = set(re.findall(r"aten::(\w+)", text)) | set(re.findall(r"operator '?(\w+)'?", text))
+    ops = set(re.findall(r"aten::(\w+)", text)) | set(re.findall(r"operator '?([\w.]+)", text))
+    ops = {o.replace(".", "_") for o in ops}
     for n in calls:
         name = n.target if isinstance(n.target, str) else getattr(n.target, "__name__", "")
-        if name and (name in ops or name.lstrip("_") in ops) and n.meta.get("leapp_call"):
+        bare = name.lstrip("_")
+        if len(bare) > 3 and n.meta.get("leapp_call") and any(o == bare or o.endswith("_" + bare)
+                                                             or bare.endswith("_" + o) for o in ops):
             return n
     return None
 

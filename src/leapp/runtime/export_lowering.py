@@ -432,6 +432,41 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
     return out if keepdim else _squeeze(out, dims)
 
 
+def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Norms 1, -1, inf, -inf as sums and NaN-propagating max/min (the exporter's ReduceMin skips NaN)."""
+    if ord not in (1, -1, math.inf, -math.inf) or dtype is not None:
+        return torch.linalg.matrix_norm(x, ord, dim, keepdim, dtype=dtype)
+    rows, cols = (d % x.dim() for d in dim)
+    summed, over = (rows, cols) if ord in (1, -1) else (cols, rows)
+    sums = x.abs().sum(summed, keepdim=True)
+    out = amax(sums, over, True) if ord > 0 else amin(sums, over, True)
+    return out if keepdim else _squeeze(out, (rows, cols))
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """inf/-inf through the NaN-propagating max/min; p-norms with the exponent in x's dtype.
+
+    The exporter writes ``x ** (1/p)`` with a float32 exponent (1/3 as
+    0.33333334), which is off by 1e-7 relative in float64.
+    """
+    if dtype is not None or x.dim() == 0 or not _float(x):
+        return torch.linalg.vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    dims = _dims(x, dim)
+    if ord in (math.inf, -math.inf):
+        return (amax if ord > 0 else amin)(x.abs(), dims, keepdim)
+    a = x.abs()
+    if ord == 2:
+        out = torch.sqrt((a * a).sum(dims, keepdim=True))
+    elif ord == 1:
+        out = a.sum(dims, keepdim=True)
+    elif ord == 0:
+        out = (x != 0).to(x.dtype).sum(dims, keepdim=True)
+    else:
+        p = torch.tensor(float(ord), dtype=x.dtype)
+        out = torch.pow(torch.pow(a, p).sum(dims, keepdim=True), torch.tensor(1.0, dtype=x.dtype) / p)
+    return out if keepdim else _squeeze(out, dims)
+
+
 def unfold(x, dimension, size, step):
     """``Tensor.unfold`` as a gather: windows along ``dimension``, each window last."""
     dim = dimension % max(x.dim(), 1)
@@ -624,7 +659,8 @@ FUNCTIONS = {
     torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
-    torch.add: add, torch.mul: mul, torch.mean: mean, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
+    torch.add: add, torch.mul: mul, torch.mean: mean,
+    torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
            "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
