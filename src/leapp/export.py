@@ -56,9 +56,11 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     rng = np.random.default_rng(0)
     example = example_inputs or {n: _draw(s, rng, None) for n, s in specs.items()}
     example = {n: np.asarray(example[n], dtype=specs[n]["dtype"]) for n in node.input_names}
-    dynamic = _dynamic_spec(node, example, rng) if dynamic_batch else None
-
     gm = _optimized_copy(node) if optimize else node.graph_module
+    graph, dynamic = node, None
+    if dynamic_batch:
+        gm, graph = _batch_free(node, gm, example)
+        dynamic = _dynamic_spec(graph, example, rng)
     args = tuple(_tensor(example[n]) for n in node.input_names)
     module, notes = prepare(gm, node.output_names, onnx=format == "onnx", example=args)
     # A private folder next to the target, holding a file of the target's own name: formats that
@@ -80,7 +82,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
             except Exception as exc:
                 raise _load_failed(exc, node, module, format) from exc
             blame = _Blame(module, format, node, dynamic, opset, exporter, staging)
-            checked = _check(node, run, example, dynamic, rng, format, n_checks, reference, blame)
+            checked = _check(graph, run, example, dynamic, rng, format, n_checks, reference, blame)
         description = _describe(node, format, used, opset, path, specs, dynamic, notes, edges)
         if checked:
             description["checked"] = checked
@@ -237,6 +239,24 @@ def _fresh(node, example, rng, batch=None):
         shape = like.shape if batch is None else (batch, *like.shape[1:])
         out[name] = _draw({"dtype": like.dtype, "shape": shape}, rng, like)
     return out
+
+
+def _batch_free(node, gm, example):
+    """``gm`` with per-row slice assignments freed of the traced batch size, and a node that runs it."""
+    import copy
+
+    from .runtime.export_batch import FreeBatchAssignments
+
+    leading = {v.shape[0] for v in example.values() if np.ndim(v)}
+    if len(leading) != 1 or any(np.ndim(v) == 0 for v in example.values()):
+        return gm, node  # _dynamic_spec says what is wrong
+    if gm is node.graph_module:
+        gm = copy.deepcopy(gm)
+    if not FreeBatchAssignments(leading.pop())(gm).modified:
+        return gm, node
+    graph = copy.copy(node)
+    graph.graph_module = gm
+    return gm, graph
 
 
 def _dynamic_spec(node, example, rng):

@@ -100,5 +100,12 @@ def history(hist, obs):
 
 def history_assign(hist, obs):
     hist = hist.copy()
+    hist[:, :-1] = hist[:, 1:]
     hist[:, -1] = obs
     return hist
+
+
+def first_row_assign(x, v):
+    x = x.copy()
+    x[0] = v[1]  # only the first row: the traced batch size is part of what it means
+    return x

@@ -144,10 +144,21 @@ def test_dynamic_batch_history_shift_with_roll_and_concatenate(tmp_path):
         _same(got, want)
 
 
-def test_dynamic_batch_slice_assignment_names_the_line_and_the_limitation(tmp_path):
+def test_dynamic_batch_slice_assignment_into_every_row(tmp_path):
     cf = leapp.compile(cases.history_assign)
     cf.trace(np.zeros((2, 4, 3), np.float32), np.ones((2, 3), np.float32))
+    path = tmp_path / "h.onnx"
+    assert "batch 5" in cf.export(path, dynamic_batch=True)["checked"]["inputs"]
+    for batch in (1, 7):
+        inputs = {"hist": rng.normal(size=(batch, 4, 3)).astype(np.float32),
+                  "obs": rng.normal(size=(batch, 3)).astype(np.float32)}
+        _same(_ort(path, inputs)[0], cases.history_assign(**inputs))
+
+
+def test_dynamic_batch_assignment_into_some_rows_names_the_line_and_the_limitation(tmp_path):
+    cf = leapp.compile(cases.first_row_assign)
+    cf.trace(np.zeros((2, 4), np.float32), np.ones((2, 4), np.float32))
     with pytest.raises(ExportError) as info:
         cf.export(tmp_path / "h.onnx", dynamic_batch=True)
-    line = inspect.getsourcelines(cases.history_assign)[1] + 2
+    line = inspect.getsourcelines(cases.first_row_assign)[1] + 2
     assert f"exactness_cases.py:{line}" in str(info.value) and "leapp limitation" in str(info.value)
