@@ -135,7 +135,7 @@ def _numpy(fn, arrays):
 
 def run_case(job, fmt, folder):
     from leapp.errors import ExportError
-    from leapp.export import _mismatch, casts_undefined_values, export_node
+    from leapp.export import casts_undefined_values, export_node, mismatch
     from leapp.export_formats import EXTENSIONS, LOADERS
     from leapp.runtime.tracing import trace_function
 
@@ -182,7 +182,7 @@ def run_case(job, fmt, folder):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             graph = node(**inputs)
-        if any(_mismatch(np.asarray(graph[n]), w) for n, w in zip(node.output_names, want, strict=True)):
+        if any(mismatch(np.asarray(graph[n]), w) for n, w in zip(node.output_names, want, strict=True)):
             result["graph_edge"] += 1
             continue
         try:
@@ -190,10 +190,10 @@ def run_case(job, fmt, folder):
         except Exception as exc:
             return {**result, "status": "silent", "why": f"artifact fails on edge input: {exc}"[:300]}
         for n, g, w in zip(node.output_names, got, want, strict=True):
-            problem = _mismatch(np.asarray(g), w)
+            problem = mismatch(np.asarray(g), w)
             if problem:
                 return {**result, "status": "silent", "why": f"output {n}: {problem}"[:300]}
-            if _mismatch(np.asarray(g), w, signed_zeros=True):
+            if mismatch(np.asarray(g), w, signed_zeros=True):
                 result["signed_zero"] = result.get("signed_zero", 0) + 1
         result["edge_checked"] += 1
     return result

@@ -340,7 +340,7 @@ def _check(node, run, example, dynamic, rng, format, n_checks, reference, blame)
             raise ExportError(f"the {format} file of node {node.name!r} returns {len(got)} outputs, "
                               f"the node has {len(node.output_names)}")
         for name, g in zip(node.output_names, got, strict=True):
-            problem = _mismatch(np.asarray(g), np.asarray(want[name]))
+            problem = mismatch(np.asarray(g), np.asarray(want[name]))
             if problem:
                 against = "NumPy" if reference is not None else "the traced graph (NumPy's values)"
                 raise ExportError(f"the {format} file of node {node.name!r} disagrees with {against} on "
@@ -384,7 +384,7 @@ def _expected(node, reference, inputs, label, edge):
             return None
         return graph  # the function cannot be re-run here (structure changed, ...): the graph stands in
     for name in node.output_names:
-        problem = _mismatch(graph[name], want[name]) if name in want else "missing"
+        problem = mismatch(graph[name], want[name]) if name in want else "missing"
         if problem:
             warnings.warn(f"node {node.name!r}: the traced graph differs from NumPy on {label} (output "
                           f"{name!r}: {problem}); the exported file is checked against the graph there",
@@ -469,13 +469,13 @@ class _Blame:
                             dynamic=None, opset=opset, exporter=exporter)
         got = fmt.LOADERS[format](path, node.input_names)(inputs)
         for n, g in zip(picked, got, strict=True):
-            problem = _mismatch(np.asarray(g), values[n.name])
+            problem = mismatch(np.asarray(g), values[n.name])
             if problem:
                 return n, problem
         return None
 
 
-def _mismatch(got, want, signed_zeros=False):
+def mismatch(got, want, signed_zeros=False):
     """Why ``got`` is not NumPy's ``want`` (None if it is): shape, dtype, values, NaN positions.
 
     ``signed_zeros`` also compares the sign of zeros. The export check leaves it

@@ -58,7 +58,11 @@ def angle_wrap(x, y):
 
 
 def inverse(m):
-    return np.linalg.inv(m)
+    return np.linalg.inv(m), np.linalg.solve(m, m[0]), np.linalg.det(m)
+
+
+def spectral_norm(m):
+    return np.linalg.norm(m, ord=2)  # needs an SVD, which ONNX does not have
 
 
 def sorting(x):

@@ -128,7 +128,7 @@ class CompiledPipeline:
                 raise ExportError(f"attach({name!r}, {path!r}): the model returns {len(got)} outputs, the "
                                   f"traced node has {len(node.output_names)} {node.output_names}")
             for out, g in zip(node.output_names, got, strict=True):
-                problem = _mismatch(np.asarray(g), np.asarray(want[out]), rtol, atol)
+                problem = mismatch(np.asarray(g), np.asarray(want[out]), rtol, atol)
                 if problem:
                     raise ExportError(f"attach({name!r}, {path!r}): output {out!r} on traced pass {i + 1}: "
                                       f"{problem}; the model was not attached")
@@ -271,7 +271,7 @@ def _ports_of_traced(node, example, batch):
                         for k in node.output_names]}
 
 
-def _mismatch(got, want, rtol, atol):
+def mismatch(got, want, rtol, atol):
     if got.shape != want.shape:
         return f"shape {got.shape} where NumPy gave {want.shape}"
     if got.dtype != want.dtype:

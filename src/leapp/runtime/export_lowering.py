@@ -467,6 +467,60 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return out if keepdim else _squeeze(out, dims)
 
 
+MAX_ELIMINATION = 32  # Gauss-Jordan is unrolled: n steps of O(n) graph nodes each
+
+
+def _eliminate(a, b):
+    """Gauss-Jordan with partial pivoting on ``[a | b]``: returns (solution, pivots, row swaps).
+
+    Unrolled over the (static) matrix size. Partial pivoting, as LAPACK's getrf:
+    the values agree with NumPy within rounding for non-singular matrices; a
+    singular one gives inf/NaN where NumPy raises LinAlgError.
+    """
+    n = a.shape[-1]
+    if n > MAX_ELIMINATION:
+        raise NotImplementedError(f"a {n}x{n} matrix (ONNX elimination is unrolled up to {MAX_ELIMINATION})")
+    m = torch.cat([a, b], -1)
+    rows = torch.arange(n)
+    pivots, swaps = [], []
+    for k in range(n):
+        p = torch.argmax(m[..., k:, k].abs(), -1) + k  # (...)
+        order = torch.where(rows == k, p.unsqueeze(-1), torch.where(rows == p.unsqueeze(-1), k, rows))
+        m = torch.gather(m, -2, order.unsqueeze(-1).expand(m.shape))
+        pivot = m[..., k, k]
+        top = m[..., k, :] / pivot.unsqueeze(-1)
+        factors = torch.where(rows == k, torch.zeros_like(m[..., :, k]), m[..., :, k])
+        m = m - factors.unsqueeze(-1) * top.unsqueeze(-2)
+        m = torch.where((rows == k).unsqueeze(-1), top.unsqueeze(-2), m)
+        pivots.append(pivot)
+        swaps.append(p != k)
+    return m[..., :, n:], torch.stack(pivots, -1), torch.stack(swaps, -1)
+
+
+def linalg_inv(a):
+    if a.shape[-1] == 0:
+        return torch.linalg.inv(a)
+    eye = torch.eye(a.shape[-1], dtype=a.dtype).expand(a.shape)
+    return _eliminate(a, eye)[0]
+
+
+def linalg_solve(a, b, *, left=True):
+    if not left or a.shape[-1] == 0:
+        return torch.linalg.solve(a, b, left=left)
+    vector = b.dim() == a.dim() - 1
+    x = _eliminate(a, b.unsqueeze(-1) if vector else b)[0]
+    return x.squeeze(-1) if vector else x
+
+
+def linalg_det(a):
+    if a.shape[-1] == 0:
+        return torch.linalg.det(a)
+    _, pivots, swaps = _eliminate(a, a[..., :, :0])
+    # (dimensions kept: the exporter would retype 0-d float64 products as float32)
+    sign = 1 - 2 * (swaps.to(torch.int64).sum(-1, keepdim=True) % 2)
+    return (pivots.prod(-1, keepdim=True) * sign.to(a.dtype)).squeeze(-1)
+
+
 def unfold(x, dimension, size, step):
     """``Tensor.unfold`` as a gather: windows along ``dimension``, each window last."""
     dim = dimension % max(x.dim(), 1)
@@ -660,7 +714,8 @@ FUNCTIONS = {
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
     torch.add: add, torch.mul: mul, torch.mean: mean,
-    torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
+    torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
+    torch.linalg.inv: linalg_inv, torch.linalg.solve: linalg_solve, torch.linalg.det: linalg_det, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
            "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
