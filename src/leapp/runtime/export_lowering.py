@@ -282,6 +282,214 @@ bitwise_or = _onnx_binary("BitwiseOr", torch.bitwise_or)
 bitwise_and = _onnx_binary("BitwiseAnd", torch.bitwise_and)
 
 
+def _onnx_unary(onnx_op, torch_op, logical=None):
+    class Op(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return torch_op(a)
+
+        @staticmethod
+        def symbolic(g, a):
+            return g.op(onnx_op, a)
+
+    Op.__name__ = onnx_op
+
+    def run(a):
+        if logical is not None and a.dtype == torch.bool:
+            return logical(a)
+        return Op.apply(a)
+
+    run.__name__ = torch_op.__name__
+    return run
+
+
+bitwise_not = _onnx_unary("BitwiseNot", torch.bitwise_not, torch.logical_not)
+asinh = _onnx_unary("Asinh", torch.asinh)
+acosh = _onnx_unary("Acosh", torch.acosh)
+atanh = _onnx_unary("Atanh", torch.atanh)
+
+
+def _shift_power(b):
+    return torch.pow(torch.tensor(2, dtype=torch.int64), b)
+
+
+def _shift_operands(a, b):
+    dt = torch.result_type(a, b)
+    bits = 8 if dt == torch.bool else torch.iinfo(dt).bits
+    a = a.to(torch.int64) if isinstance(a, torch.Tensor) else torch.tensor(int(a))
+    b = b.to(torch.int64) if isinstance(b, torch.Tensor) else torch.tensor(int(b))
+    return a, b, bits, dt
+
+
+def right_shift(a, b):
+    """NumPy's ``>>`` floors (ONNX's division truncates); shifts past the width give 0 or -1.
+
+    Computed on int64 (ONNX's Pow has no narrow integer kernels), cast back.
+    """
+    a, b, bits, dt = _shift_operands(a, b)
+    big = b >= bits - 1
+    shifted = floor_divide(a, _shift_power(torch.where(big, torch.zeros_like(b), b)))
+    out = torch.where(big, torch.where(a < 0, torch.full_like(a, -1), torch.zeros_like(a)), shifted)
+    return out.to(dt)
+
+
+def left_shift(a, b):
+    a, b, bits, dt = _shift_operands(a, b)
+    big = b >= bits
+    shifted = a * _shift_power(torch.where(big, torch.zeros_like(b), b))
+    return torch.where(big, torch.zeros_like(shifted), shifted).to(dt)  # the cast wraps, as NumPy
+
+
+def atan2(y, x):
+    """C99's atan2, case by case: quadrants, signed zeros, infinities (the exporter's form gives NaN on inf/inf)."""
+    y, x = _common(y, x)
+    pi = math.pi
+    sign = torch.where(_negative(y), torch.full_like(y, -1.0), torch.full_like(y, 1.0))
+    t = torch.atan(y / x)
+    r = where(x > 0, t, where(x < 0, t + sign * pi, sign * (pi / 2)))
+    zero_y = y == 0
+    r = where(zero_y & (x == 0), where(_negative(x), sign * pi, y), r)
+    r = where(zero_y & (x > 0), y, r)
+    y_inf, x_inf = torch.isinf(y), torch.isinf(x)
+    r = where(y_inf & ~x_inf, sign * (pi / 2), r)
+    r = where(y_inf & x_inf, where(x > 0, sign * (pi / 4), sign * (3 * pi / 4)), r)
+    r = where(~y_inf & x_inf, where(x > 0, sign * 0.0, sign * pi), r)
+    return where(torch.isnan(y) | torch.isnan(x), y + x, r)
+
+
+def log10(x):
+    return torch.log(x) / math.log(10.0) if _float(x) else torch.log10(x)
+
+
+def log2(x):
+    return torch.log(x) / math.log(2.0) if _float(x) else torch.log2(x)
+
+
+def exp2(x):
+    if not _float(x):
+        return torch.exp2(x)
+    return torch.pow(torch.tensor(2.0, dtype=x.dtype), x)  # exact at integers, as NumPy
+
+
+def float_power(a, b):
+    a = a.to(torch.float64) if isinstance(a, torch.Tensor) else float(a)
+    b = b.to(torch.float64) if isinstance(b, torch.Tensor) else float(b)
+    return torch.pow(a, b)
+
+
+def sinc(x):
+    y = math.pi * where(x == 0, torch.full_like(x, 1e-20), x)
+    return torch.sin(y) / y
+
+
+def heaviside(x, h):
+    x, h = _common(x, h)
+    r = where(x < 0, torch.zeros_like(x), where(x > 0, torch.ones_like(x), h.expand_as(x) if h.dim() else h))
+    return where(torch.isnan(x), x, r)
+
+
+def ldexp(x, e):
+    if not _float(x):
+        return torch.ldexp(x, e)
+    return x * torch.pow(torch.tensor(2.0, dtype=x.dtype), e.to(x.dtype) if isinstance(e, torch.Tensor) else float(e))
+
+
+def signbit(x):
+    if x.dtype == torch.bool:
+        return torch.zeros_like(x)
+    return _negative(x) if _float(x) else x < 0
+
+
+def positive(x):
+    return x.clone()
+
+
+def logaddexp(a, b, *, base2=False):
+    """NumPy's npy_logaddexp: equal operands (infinities too) give x + log 2; NaN propagates."""
+    a, b = _common(a, b)
+    log2e = 1.0 / math.log(2.0)
+    d = a - b
+    tail_a = torch.log1p(torch.exp(-d * (math.log(2.0) if base2 else 1.0)))
+    tail_b = torch.log1p(torch.exp(d * (math.log(2.0) if base2 else 1.0)))
+    if base2:
+        tail_a, tail_b = tail_a * log2e, tail_b * log2e
+    r = where(d > 0, a + tail_a, where(d <= 0, b + tail_b, d))
+    return where(a == b, a + (1.0 if base2 else math.log(2.0)), r)
+
+
+def logaddexp2(a, b):
+    return logaddexp(a, b, base2=True)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = _common(a, b)
+    finite = torch.isfinite(a) & torch.isfinite(b)
+    close = (a == b) | (finite & ((a - b).abs() <= atol + rtol * b.abs()))
+    if equal_nan:
+        close = close | (torch.isnan(a) & torch.isnan(b))
+    return close
+
+
+def _float_test(name):
+    fn = getattr(torch, name)
+
+    def run(x):
+        if _float(x):
+            return fn(x)
+        # onnxruntime has no integer IsNaN/IsInf; integers are never NaN nor infinite
+        return torch.ones_like(x, dtype=torch.bool) if name == "isfinite" else torch.zeros_like(x, dtype=torch.bool)
+
+    run.__name__ = name
+    return run
+
+
+isnan_, isinf_, isfinite_ = _float_test("isnan"), _float_test("isinf"), _float_test("isfinite")
+
+
+def nonzero(x, *, as_tuple=False):
+    """onnxruntime's NonZero has no double kernel: test ``!= 0`` first."""
+    mask = x if x.dtype == torch.bool else x != 0
+    return torch.nonzero(mask, as_tuple=as_tuple)
+
+
+def squeeze(x, dim=None):
+    if isinstance(dim, (tuple, list)):
+        return _squeeze(x, tuple(d % max(x.dim(), 1) for d in dim if x.shape[d % max(x.dim(), 1)] == 1))
+    return torch.squeeze(x) if dim is None else torch.squeeze(x, dim)
+
+
+def trace(x):
+    n = min(x.shape[0], x.shape[1])
+    idx = torch.arange(n)
+    return x[idx, idx].sum()
+
+
+def _cumulative(pick):
+    def run(x, dim):
+        dim = dim % max(x.dim(), 1)
+        n = x.shape[dim] if x.dim() else 1
+        if x.dim() == 0 or n == 0:
+            return x.clone(), torch.zeros_like(x, dtype=torch.int64)
+        if n > MAX_UNROLL:
+            raise NotImplementedError(f"a running max/min along {n} elements (more than {MAX_UNROLL})")
+        values = [x.narrow(dim, 0, 1)]
+        index = [torch.zeros_like(values[0], dtype=torch.int64)]
+        for k in range(1, n):
+            new, prev = x.narrow(dim, k, 1), values[-1]
+            take = pick(new, prev)
+            if _float(x):  # NaN wins and stays, as in NumPy's maximum.accumulate
+                take = (take | torch.isnan(new)) & ~torch.isnan(prev)
+            values.append(where(take, new, prev))
+            index.append(torch.where(take, torch.full_like(index[-1], k), index[-1]))
+        return torch.cat(values, dim), torch.cat(index, dim)
+
+    return run
+
+
+cummax = _cumulative(lambda new, prev: new >= prev)
+cummin = _cumulative(lambda new, prev: new <= prev)
+
+
 # --- scans, searches, gathers -------------------------------------------------------------
 
 
@@ -497,6 +705,30 @@ def _eliminate(a, b):
     return m[..., :, n:], torch.stack(pivots, -1), torch.stack(swaps, -1)
 
 
+def linalg_slogdet(a):
+    """(sign, log|det|) from the pivots: a zero pivot gives (0, -inf), as NumPy."""
+    _, pivots, swaps = _eliminate(a, a[..., :, :0])
+    flips = swaps.to(torch.int64).sum(-1, keepdim=True) % 2 + (pivots < 0).to(torch.int64).sum(-1, keepdim=True)
+    sign = (1 - 2 * (flips % 2)).to(a.dtype) * (pivots != 0).all(-1, keepdim=True).to(a.dtype)
+    logabs = torch.log(pivots.abs()).sum(-1, keepdim=True)
+    return sign.squeeze(-1), logabs.squeeze(-1)
+
+
+def diagonal(x, offset=0, dim1=0, dim2=1):
+    """A gather of the diagonal (the exporter multiplies by an identity mask: NaN * 0 is NaN)."""
+    x = x.movedim((dim1 % x.dim(), dim2 % x.dim()), (-2, -1))
+    n1, n2 = x.shape[-2], x.shape[-1]
+    length = max(0, min(n1 + min(offset, 0), n2 - max(offset, 0)))
+    steps = torch.arange(length)
+    return x[..., steps + max(-offset, 0), steps + max(offset, 0)]
+
+
+def diag(x, diagonal_=0):
+    if x.dim() == 2:
+        return diagonal(x, diagonal_)
+    return torch.diag(x, diagonal_)
+
+
 def linalg_inv(a):
     if a.shape[-1] == 0:
         return torch.linalg.inv(a)
@@ -619,6 +851,8 @@ ELEMENTWISE = {
     operator.and_, operator.or_, operator.xor, operator.neg,
     expm1, sinh, cosh, trunc, ceil, floor, round_, deg2rad, rad2deg, hypot, copysign, maximum, minimum, fmax, fmin,
     floor_divide, remainder, bitwise_xor, bitwise_or, bitwise_and, where, clamp, add, mul,
+    atan2, log10, log2, exp2, float_power, sinc, heaviside, ldexp, signbit, positive, logaddexp,
+    logaddexp2, isclose, right_shift, left_shift, bitwise_not, asinh, acosh, atanh,
 }
 _METHOD_OPS = {"add", "sub", "mul", "div", "pow", "fmod", "eq", "ne", "lt", "le", "gt", "ge",
                "__add__", "__sub__", "__mul__", "__truediv__", "__radd__", "__rsub__", "__rmul__",
@@ -715,12 +949,24 @@ FUNCTIONS = {
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
     torch.add: add, torch.mul: mul, torch.mean: mean,
     torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
-    torch.linalg.inv: linalg_inv, torch.linalg.solve: linalg_solve, torch.linalg.det: linalg_det, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
+    torch.bitwise_not: bitwise_not, torch.asinh: asinh, torch.arcsinh: asinh, torch.acosh: acosh,
+    torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh,
+    torch.bitwise_right_shift: right_shift, torch.bitwise_left_shift: left_shift, torch.atan2: atan2,
+    torch.arctan2: atan2, torch.log10: log10, torch.log2: log2, torch.exp2: exp2,
+    torch.float_power: float_power, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
+    torch.signbit: signbit, torch.positive: positive, torch.logaddexp: logaddexp,
+    torch.logaddexp2: logaddexp2, torch.isclose: isclose, torch.isnan: isnan_, torch.isinf: isinf_,
+    torch.isfinite: isfinite_, torch.nonzero: nonzero, torch.squeeze: squeeze, torch.trace: trace,
+    torch.cummax: cummax, torch.cummin: cummin,
+    torch.linalg.inv: linalg_inv, torch.linalg.slogdet: linalg_slogdet, torch.diagonal: diagonal, torch.diag: diag, torch.linalg.solve: linalg_solve, torch.linalg.det: linalg_det, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
            "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
            "clamp": clamp, "clip": clamp, "mean": mean,
-           "ceil": ceil, "floor": floor, "round": round_}
+           "ceil": ceil, "floor": floor, "round": round_, "squeeze": squeeze, "nonzero": nonzero,
+           "isnan": isnan_, "isinf": isinf_, "isfinite": isfinite_, "trace": trace,
+           "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,
+           "cummin": cummin, "log10": log10, "log2": log2, "diagonal": diagonal}
 
 
 class LowerForOnnx(Pass):
