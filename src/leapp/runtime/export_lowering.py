@@ -136,32 +136,45 @@ def copysign(a, b):
     return where(_negative(b), -mag, mag)
 
 
+_NARROW_INTS = (torch.int8, torch.uint8, torch.int16)
+
+
+def _int_extreme(fn, a, b):
+    """Integer max/min (fmax and fmin are the same on integers); ORT has no 8/16-bit Max/Min kernels."""
+    a, b = _common(a, b)
+    if a.dtype in _NARROW_INTS:
+        return fn(a.to(torch.int32), b.to(torch.int32)).to(a.dtype)
+    if a.dtype == torch.bool:
+        return (torch.logical_or if fn is torch.maximum else torch.logical_and)(a, b)
+    return fn(a, b)
+
+
 def maximum(a, b):
     """NumPy: ``a if (a > b or isnan(a)) else b``: NaN propagates (ORT's Max may drop it), and of
     two equal zeros the second operand wins, as in NumPy's vector loops."""
     if not (_float(a) or _float(b)):
-        return torch.maximum(a, b)
+        return _int_extreme(torch.maximum, a, b)
     a, b = _common(a, b)
     return where((a > b) | torch.isnan(a), a, b)
 
 
 def minimum(a, b):
     if not (_float(a) or _float(b)):
-        return torch.minimum(a, b)
+        return _int_extreme(torch.minimum, a, b)
     a, b = _common(a, b)
     return where((a < b) | torch.isnan(a), a, b)
 
 
 def fmax(a, b):
     if not (_float(a) or _float(b)):
-        return torch.fmax(a, b)
+        return _int_extreme(torch.maximum, a, b)
     a, b = _common(a, b)
     return where((a > b) | torch.isnan(b), a, b)
 
 
 def fmin(a, b):
     if not (_float(a) or _float(b)):
-        return torch.fmin(a, b)
+        return _int_extreme(torch.minimum, a, b)
     a, b = _common(a, b)
     return where((a < b) | torch.isnan(b), a, b)
 
