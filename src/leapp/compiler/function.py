@@ -14,6 +14,7 @@ import copy
 import functools
 import inspect
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,8 +31,9 @@ from ..errors import (
     UntracedCallWarning,
     ValidationError,
 )
-from ..runtime import state
+from ..runtime import record, state
 from ..runtime.backends import check_backend
+from ..runtime.ir import user_location
 from ..runtime.session_graph import validate_samples
 from ..runtime.tracing import (
     align,
@@ -154,7 +156,10 @@ class CompiledFunction:
     # --- calling -----------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if state.current() is not None:
+        active = state.current()
+        if active is not None:
+            if active.quiet:
+                return self._call_between_nodes(active, args, kwargs)
             # Called from code that is itself being traced: record into that trace.
             return self._traceable(*args, **kwargs)
         key = fast_key(args, kwargs)
@@ -173,6 +178,33 @@ class CompiledFunction:
                 return fast(raw_args, raw_kwargs)
         return _run(graph, args, kwargs)
 
+    def _call_between_nodes(self, gap, args, kwargs):
+        """A call in an open seed-API session outside any node, where the thread's trace is the
+        session's quiet gap trace (``leapp.pipeline.links``), which follows node outputs and makes
+        no graph. The function traces and runs its own graph as outside a session; a result
+        computed from node outputs is one step of the gap trace (the call, at the caller's line),
+        so a node it feeds reports it as code between nodes, like any other code there."""
+        plain_args, plain_kwargs, sources = _untraced_leaves(gap, args, kwargs)
+        with state.suspended():
+            # CompiledFunction's own call: a subclass's __call__ (state) already wrapped this one.
+            result = CompiledFunction.__call__(self, *plain_args, **plain_kwargs)
+        if not sources:
+            return result
+        loc = user_location()
+        spec, outs = output_structure(result)
+        op = f"{self.name} (leapp.compile)"
+        traced = {}
+        for key, value in outs.items():
+            if isinstance(value, torch.Tensor):
+                from ..runtime.dtypes import to_numpy
+                from ..runtime.torch_interop import TracedTensor
+
+                node = gap.add(op, (sources,), None, to_numpy(value.dtype), tuple(value.shape), loc)
+                traced[key] = TracedTensor(value.detach(), node)
+            else:
+                traced[key] = record.wrap(value, gap.add(op, (sources,), None, value.dtype, np.shape(value), loc))
+        return rebuild(spec, traced)
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
@@ -184,16 +216,22 @@ class CompiledFunction:
         ``validate=N`` also compares the graph with the original function on N
         perturbed copies of the inputs and raises ``ValidationError`` on a mismatch.
         """
-        args, kwargs = self._bind(args, kwargs)
-        self._graphs.pop(self._key(args, kwargs), None)
-        self._fast.clear()
-        return self._graph_for(args, kwargs, validate=validate).graph_module
+        with _outside_gap() as gap:
+            if gap is not None:
+                args, kwargs, _ = _untraced_leaves(gap, args, kwargs)
+            args, kwargs = self._bind(args, kwargs)
+            self._graphs.pop(self._key(args, kwargs), None)
+            self._fast.clear()
+            return self._graph_for(args, kwargs, validate=validate).graph_module
 
     def validate(self, *args, **kwargs):
         """Compare the graph for these inputs with the original function on them; returns a Validation."""
-        args, kwargs = self._bind(args, kwargs)
-        graph = self._graph_for(args, kwargs, validate=0)
-        return self._validate(graph, [(samples.to_numpy(args), samples.to_numpy(kwargs))])
+        with _outside_gap() as gap:
+            if gap is not None:
+                args, kwargs, _ = _untraced_leaves(gap, args, kwargs)
+            args, kwargs = self._bind(args, kwargs)
+            graph = self._graph_for(args, kwargs, validate=0)
+            return self._validate(graph, [(samples.to_numpy(args), samples.to_numpy(kwargs))])
 
     def export(self, path, format="onnx", *, graph=-1, **options):
         """Export one traced graph (the latest by default) with ``leapp.export.export_node``."""
@@ -469,6 +507,35 @@ class _FastCall:
         if self.single is not None:
             return out[self.single]
         return rebuild(self.spec, out)
+
+
+@contextmanager
+def _outside_gap():
+    """Suspends the gap trace of an open seed-API session (outside any node) for the block; yields it."""
+    active = state.current()
+    if active is None or not active.quiet:
+        yield None
+        return
+    with state.suspended():
+        yield active
+
+
+def _untraced_leaves(gap, args, kwargs):
+    """The call's arguments with every traced leaf made plain, and the gap nodes of those leaves."""
+    from ..runtime.torch_interop import TracedTensor
+    from ..runtime.traced import TracedNpArray
+
+    mapping, sources = {}, []
+    loc = user_location()
+    for path, value in flatten_inputs(args, kwargs):
+        if isinstance(value, TracedTensor):
+            sources.append(record.to_ir(gap, value, loc, "a leapp.compile function"))
+            mapping[path] = value.as_subclass(torch.Tensor)
+        elif isinstance(value, TracedNpArray):
+            sources.append(record.to_ir(gap, value, loc, "a leapp.compile function"))
+            mapping[path] = record.plain(value)
+    plain_args, plain_kwargs = replace_leaves(args, kwargs, mapping)
+    return plain_args, plain_kwargs, tuple(sources)
 
 
 def _run(graph, args, kwargs):

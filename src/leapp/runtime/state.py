@@ -96,3 +96,18 @@ def recording(trace):
         yield trace
     finally:
         deactivate()
+
+
+@contextmanager
+def suspended():
+    """No trace is active in the calling thread inside the block; the one that was (if any) comes back after."""
+    trace = _local.trace
+    if trace is None:
+        yield None
+        return
+    deactivate()
+    try:
+        yield trace
+    finally:
+        deactivate()
+        activate(trace)
