@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from leapp.cli import main
 from leapp.examples import robot_obs
 
@@ -40,3 +42,21 @@ def test_leapp_compile_file_function_with_npz_and_dynamic_batch(tmp_path, capsys
 def test_leapp_compile_reports_a_bad_target(capsys):
     assert main(["compile", "no_such_file.py:fn"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("body, said", [
+    ("def f(x):\n    return x +\n", ":2: cannot import bad_module.py: SyntaxError: invalid syntax"),
+    ("import numpy as np\nW = np.load('missing.npy')\ndef f(x):\n    return x\n",
+     ":2: importing bad_module.py raised FileNotFoundError"),
+])
+def test_leapp_compile_reports_an_error_in_the_user_s_module_as_the_user_s(tmp_path, monkeypatch, capsys,
+                                                                           body, said):
+    # The module's own error, at its line: not "leapp: internal error"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad_module.py").write_text(body)
+    assert main(["compile", "bad_module.py:f", "--inputs", "x.npz"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"leapp compile: error: {tmp_path / 'bad_module.py'}{said}"), err
+    assert "internal error" not in err
+    assert "_leapp_main_" + "".join(c if c.isalnum() else "_" for c in str(tmp_path / "bad_module.py")) \
+        not in sys.modules

@@ -16,6 +16,7 @@ import inspect
 import os
 import sys
 import time
+import traceback
 import types
 
 DEFAULT_TARGET = "leapp.examples.robot_obs:step"
@@ -55,9 +56,18 @@ def load_function(target):
         folder = os.path.dirname(os.path.abspath(where))
         if folder not in sys.path:  # as `python file.py` would: its sibling modules import
             sys.path.insert(0, folder)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[module_name]
+            raise ValueError(_import_failure(where, exc)) from exc
     else:
-        module = importlib.import_module(where)
+        try:
+            module = importlib.import_module(where)
+        except ImportError:
+            raise
+        except Exception as exc:
+            raise ValueError(_import_failure(where, exc)) from exc
     fn = getattr(module, name, None)
     if not callable(fn):
         raise ValueError(f"{where} has no function {name!r}")
@@ -68,6 +78,20 @@ def load_function(target):
     if not isinstance(fn, types.FunctionType):
         raise ValueError(f"{where}:{name} is not a function defined with def")
     return fn, module
+
+
+def _import_failure(where, exc):
+    """What went wrong running the user's module (its error, not leapp's), at the user's line."""
+    if isinstance(exc, SyntaxError):
+        return f"{exc.filename or where}:{exc.lineno}: cannot import {where}: SyntaxError: {exc.msg}"
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if os.path.abspath(f.filename) == os.path.abspath(where)]
+    user = own or [f for f in frames if not f.filename.startswith(_PACKAGE_DIR) and "importlib" not in f.filename]
+    at = f"{user[-1].filename}:{user[-1].lineno}: " if user else ""
+    return f"{at}importing {where} raised {type(exc).__name__}: {exc}"
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _called_functions(fn, module):
