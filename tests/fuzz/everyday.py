@@ -36,6 +36,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
+import re
 import sys
 import tempfile
 import types
@@ -53,11 +54,9 @@ STYLES = ("function", "function", "dict", "class", "closure")
 # entry as soon as its fix lands: the slice must then pass with the construct back in.
 KNOWN_ISSUES: dict[str, str] = {
     "dotted_keys": 'obs["observation.state"]: raw SyntaxError from FX codegen (non-identifier names)',
-    "lookup_index": "TABLE[traced_idx] on a module constant: silently frozen",
-    "lookup_index_row": "TABLE[traced_idx, :] on a module constant: refused as a Python integer",
-    "lookup_take": "np.take(TABLE, traced_idx): dispatch ignores the indices, InternalError",
-    "untraceable_item": "x.item(): the escape is blamed on the enclosing call, InternalError not ProblemsError",
-    "untraceable_tolist": "x.tolist(): the escape is blamed on the enclosing call, InternalError not ProblemsError",
+    "lookup_index": "TABLE[i] with i computed by a helper function: not routed, silently frozen "
+                    "(0-d i: refused as a Python integer)",
+    "lookup_index_row": "TABLE[i, :] with i computed by a helper function: as lookup_index",
 }
 
 
@@ -911,7 +910,9 @@ def _check(program, path, n_fresh, constructs):
                 return Outcome("false_refusal", f"InternalError: {exc}", constructs)
             except LeappError as exc:
                 text = f"{type(exc).__name__}: {exc}"
-                if program.refuse_line is not None and f"{path}.py:{program.refuse_line}" in str(exc):
+                # a correct refusal names the untraceable line, and only that line
+                named = {int(n) for n in re.findall(re.escape(f"{path}.py:") + r"(\d+)", str(exc))}
+                if program.refuse_line is not None and named == {program.refuse_line}:
                     return Outcome("refused", text, constructs)
                 return Outcome("false_refusal", text, constructs)
             except Exception as exc:  # leapp crashed on valid NumPy
