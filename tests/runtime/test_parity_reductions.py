@@ -93,6 +93,22 @@ SEMANTICS_RECORDS = [
         REDUCE[:1], ALL, label="dtype="),
     Rec("numpy.cumsum", lambda a: np.cumsum(a, axis=0, dtype=np.float64), REDUCE[:1], ALL, label="dtype="),
     Rec("numpy.prod", lambda a: np.prod(a, axis=1, dtype=np.int64), REDUCE[:1], ALL, "small", label="dtype="),
+    # dtype= narrower than torch's int64 accumulator: NumPy sums in (and wraps to) that dtype; a bool
+    # sum is a logical or, a bool product a logical and (found by tests/dtype_keyword.py)
+    *[Rec(n, (lambda a, f=f, d=d: (f(a, dtype=d), f(a, axis=0, dtype=d))), REDUCE[:1] + REDUCE[4:5],
+          (I64, I32, B, U8), "small" if "prod" in n else "normal", label=f"dtype={np.dtype(d).name}", full=2)
+      for n, f in (("numpy.sum", np.sum), ("numpy.prod", np.prod), ("numpy.cumsum", np.cumsum),
+                   ("numpy.cumprod", np.cumprod), ("numpy.add.reduce", np.add.reduce),
+                   ("numpy.multiply.reduce", np.multiply.reduce), ("numpy.add.accumulate", np.add.accumulate))
+      for d in (np.int8, np.int32, np.uint8, np.bool_)],
+    Rec("numpy.sum", lambda a: np.sum(a, axis=0, dtype=np.int32), REDUCE[:1], (B,), label="bool dtype=int32"),
+    *[Rec("numpy.trace", (lambda a, d=d: np.trace(a, dtype=d)), REDUCE[:1], (I64, I32, B, U8),
+          label=f"dtype={np.dtype(d).name}") for d in (np.int8, np.uint8, np.bool_)],
+    *[Rec("numpy.mean", (lambda a, d=d: (np.mean(a, dtype=d), a.mean(axis=0, dtype=d))), REDUCE[:1],
+          (I64, I32, B, F32), label=f"dtype={np.dtype(d).name}", full=1) for d in (np.int32, np.int8, np.bool_)],
+    Rec("numpy.maximum.reduce", lambda a: (np.maximum.reduce(a, axis=0, initial=True),
+                                           np.minimum.reduce(a, axis=0, initial=False)),
+        REDUCE[:1], (B,), label="bool initial="),
     Rec("numpy.sum", lambda a: (np.sum(a, initial=5), np.sum(a, axis=0, initial=1.5)), REDUCE[:3], ALL,
         label="initial="),
     Rec("numpy.max", lambda a: (np.max(a, initial=0), np.max(a, axis=-1, initial=-1)), REDUCE[:3],
@@ -157,3 +173,10 @@ def test_float16_running_sums_are_refused(fn):
 
 def test_float16_running_sum_in_float32_is_traced():
     check(lambda a: np.cumsum(a, axis=0, dtype=np.float32).astype(np.float16), np.ones((3, 4), np.float16))
+
+
+@pytest.mark.parametrize("fn", [lambda a: np.var(a, dtype=np.int32), lambda a: np.var(a, axis=0, dtype=np.int8)])
+def test_moments_in_an_integer_dtype_are_refused_clearly(fn):
+    # NumPy truncates the mean and each step into the integer dtype; refused, naming the call
+    with pytest.raises(UnsupportedArgumentError, match="dtype="):
+        check(fn, np.arange(12).reshape(3, 4))

@@ -180,6 +180,13 @@ SEMANTICS_RECORDS = [
     Rec("numpy.hypot", np.hypot, (((5,), (5,)),), (I64, I32, B), label="int"),
     Rec("numpy.bitwise_and", lambda a, b: (a & b, a | b, a ^ b, ~a), (((5,), (5,)),), INTS + (B, U8),
         label="bitwise vs logical"),
+    # dtype= fixes the loop, not only the output: float32 operands add in float64 (NumPy's signature)
+    Rec("numpy.add", lambda a, b: (np.add(a, b, dtype=np.float64), np.multiply(a, b, dtype=np.float64)),
+        (((6,), (6,)),), (F32, F16, I32), label="dtype=float64 loop"),
+    Rec("numpy.sqrt", lambda a: (np.sqrt(a, dtype=np.float64), np.exp(a, dtype=np.float32)), (((6,),),),
+        (F32, F16), "positive", label="dtype= loop"),
+    Rec("numpy.remainder", lambda a, b: (np.remainder(a, b, dtype=np.float64), np.fmod(a, b, dtype=np.float32)),
+        (((6,), (6,)),), (I32, I64), ("normal", "small"), label="int dtype=float"),
 ]
 
 RECORDS = UNARY_RECORDS + BINARY_RECORDS + OPERATOR_RECORDS + SEMANTICS_RECORDS

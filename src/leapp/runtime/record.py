@@ -398,11 +398,10 @@ def _natural_dtype(name, args, kwargs, target):
     """The dtype NumPy computes in before casting into ``out`` (ufuncs), else the target's."""
     ufunc = getattr(np, name[len("numpy."):], None) if name.startswith("numpy.") else None
     if isinstance(ufunc, np.ufunc) and len(args) == ufunc.nin:
-        dtypes = tuple(operand_dtype(a) for a in args) + (kwargs.get("dtype"),) * ufunc.nout
-        if "dtype" in kwargs and kwargs["dtype"] is not None:
-            dtypes = tuple(operand_dtype(a) for a in args) + (np.dtype(kwargs["dtype"]),) * ufunc.nout
+        from .adapters import resolve_loop
+
         try:
-            return ufunc.resolve_dtypes(dtypes)[-1]
+            return resolve_loop(ufunc, [operand_dtype(a) for a in args], kwargs.get("dtype"))[-1]
         except Exception:
             return target.dtype
     return target.dtype

@@ -48,8 +48,18 @@ def loop_dtypes(m, ufunc, inputs, dtype=None):
     raw = getattr(getattr(m, "node", None), "args", None) or ()
     sig = tuple(raw[i].dtype if i < len(raw) and isinstance(raw[i], np.generic) else m.np_dtype(x)
                 for i, x in enumerate(inputs))
-    outs = (np.dtype(dtype),) * ufunc.nout if dtype is not None else (None,) * ufunc.nout
-    return ufunc.resolve_dtypes(sig + outs)
+    return resolve_loop(ufunc, sig, dtype)
+
+
+def resolve_loop(ufunc, operand_dtypes, dtype=None):
+    """The loop ``ufunc(*operands, dtype=dtype)`` runs: ``dtype=`` fixes the output DType of the
+    *signature* (np.add(f32, f32, dtype=np.float64) adds in float64), which ``resolve_dtypes`` with
+    an output dtype alone does not do (it picks the float32 loop and casts its result)."""
+    outs = (None,) * ufunc.nout
+    if dtype is None:
+        return ufunc.resolve_dtypes(tuple(operand_dtypes) + outs)
+    signature = (None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout
+    return ufunc.resolve_dtypes(tuple(operand_dtypes) + outs, signature=signature)
 
 
 _generic_cache: dict = {}

@@ -22,6 +22,15 @@ impl("numpy.zeros_like", "numpy.empty_like")(_like(0))
 impl("numpy.ones_like")(_like(1))
 
 
+def _fill(m, value):
+    """A literal fill value as NumPy stores it (an unsafe cast: -1.5 in uint8 is 255), which
+    torch.full refuses to do for a value out of the dtype's range."""
+    if isinstance(value, torch.fx.Proxy):
+        return m.cast(value, m.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(value).astype(m.dtype).item()
+
+
 @impl("numpy.full_like")
 def full_like(m, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     if isinstance(fill_value, torch.fx.Proxy):
@@ -29,14 +38,14 @@ def full_like(m, a, fill_value, dtype=None, order="K", subok=True, shape=None, *
         return base + m.cast(fill_value, m.dtype)
     if shape is not None:
         size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-        return torch.full(size, m.cast(fill_value, m.dtype), dtype=m.tdtype)
-    return torch.full_like(m.tensor(a), m.cast(fill_value, m.dtype), dtype=m.tdtype)
+        return torch.full(size, _fill(m, fill_value), dtype=m.tdtype)
+    return torch.full_like(m.tensor(a), _fill(m, fill_value), dtype=m.tdtype)
 
 
 @impl("numpy.full")
 def full(m, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    return torch.zeros(size, dtype=m.tdtype) + m.cast(fill_value, m.dtype)
+    return torch.zeros(size, dtype=m.tdtype) + _fill(m, fill_value)
 
 
 @impl("numpy.linspace")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ...errors import UnsupportedArgumentError
 from . import _flip, impl, norm_axes
 
 _MULTI_DIM = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin, "mean": torch.mean,
@@ -24,6 +25,14 @@ def wrapping(dtype):
     """
     dtype = np.dtype(dtype)
     return np.dtype(np.int64) if dtype.kind == "u" and dtype.itemsize > 1 else dtype
+
+
+def torch_result(compute):
+    """The dtype torch.sum/prod/cumsum/cumprod give for an input of NumPy dtype ``compute``: torch
+    sums every bool and integer dtype in int64 (NumPy in the dtype= asked for, wrapping); the cast
+    back to NumPy's dtype wraps alike, and a bool sum cast to bool is NumPy's logical or."""
+    compute = np.dtype(compute)
+    return np.dtype(np.int64) if compute.kind in "biu" else compute
 
 
 def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
@@ -44,8 +53,10 @@ def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
     if initial is not None and kind in ("amax", "amin") and nd and any(shape[d] == 0 for d in dims):
         # an empty max/min with initial= is initial (whatever the data); torch.amax refuses empty dims
         return m.tensor(np.full(tuple(m.shape), initial, dtype=m.dtype))
+    result = torch_result(compute) if kind in ("sum", "prod") else compute
     if nd == 0 or (axis is not None and len(dims) == 0):
         out = m.tensor(x)
+        result = compute
         if kind in ("sum", "mean") and compute.kind in "fc":
             out = out + 0.0  # NumPy's sum starts from +0.0, so a lone -0.0 sums to 0.0
     elif kind == "prod" and compute == np.float16 and tuple(sorted(dims)) == tuple(range(nd - len(dims), nd)):
@@ -73,6 +84,13 @@ def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
         y = _flip(y) if flip else y
         y = _MULTI_DIM[kind](y, dim=dims, keepdim=bool(keepdims))
         out = m.cast(m.mark(_flip(y) if flip else y, np.int64, m.shape), compute)
+    elif kind == "mean" and compute.kind in "biu":
+        # mean(dtype=int): NumPy sums in that dtype and truncates the quotient back into it
+        total = m.cast(m.mark(torch.sum(x, dim=dims, keepdim=bool(keepdims)), np.int64, m.shape), compute)
+        count = int(np.prod([shape[d] for d in dims]))
+        out = total.to(torch.float64) / count
+        out = out if compute.kind == "b" else torch.trunc(out)  # a bool mean is its sum's truth
+        result = np.dtype(np.float64)
     else:
         out = _MULTI_DIM[kind](x, dim=dims, keepdim=bool(keepdims))
     if initial is not None:
@@ -81,10 +99,10 @@ def reduce_with(m, kind, a, axis, keepdims, initial=None, compute=None):
         elif kind == "prod":
             out = out * initial
         elif kind == "amax":
-            out = torch.clamp(out, min=initial)
+            out = out | initial if compute.kind == "b" else torch.clamp(out, min=initial)
         elif kind == "amin":
-            out = torch.clamp(out, max=initial)
-    return m.cast(m.mark(out, compute if kind not in ("all", "any") else np.bool_, m.shape), m.dtype)
+            out = out & initial if compute.kind == "b" else torch.clamp(out, max=initial)
+    return m.cast(m.mark(out, result if kind not in ("all", "any") else np.bool_, m.shape), m.dtype)
 
 
 @impl("numpy.sum")
@@ -137,6 +155,10 @@ def _moment(m, a, axis, ddof, keepdims, correction, std):
     if correction is not None:
         ddof = correction
     rd = np.dtype(m.dtype)  # the real result dtype: float64 for ints and bools
+    if rd.kind in "biu":
+        raise UnsupportedArgumentError(
+            f"dtype={rd.name}: NumPy truncates the mean and the variance into that dtype at each "
+            f"step; pass a float dtype (or none) and cast the result")
     src = m.np_dtype(a)
     cplx = src.kind == "c"
     x = m.cast(a, src if cplx else rd)
@@ -205,7 +227,7 @@ def _cumulative(fn):
             out = fn(x.reshape(-1), 0)
         else:
             out = fn(x, norm_axes(axis, m.ndim(a))[0])
-        return m.cast(m.mark(out, compute, m.shape), m.dtype)
+        return m.cast(m.mark(out, torch_result(compute), m.shape), m.dtype)
 
     return adapter
 

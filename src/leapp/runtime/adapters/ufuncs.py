@@ -167,7 +167,7 @@ impl("numpy.logical_or.reduce")(_reduce_method("any"))
 
 def _accumulate(kind):
     def adapter(m, a, axis=0, dtype=None, out=None, **kw):
-        from .reductions import wrapping
+        from .reductions import torch_result, wrapping
 
         compute = wrapping(m.dtype) if kind in ("cumsum", "cumprod") else m.dtype
         x = m.cast(a, compute)
@@ -182,7 +182,8 @@ def _accumulate(kind):
             out = torch.cummax(x, dim)[0]
         else:
             out = torch.cummin(x, dim)[0]
-        return m.cast(m.mark(out, compute, m.shape), m.dtype)
+        result = torch_result(compute) if kind in ("cumsum", "cumprod") else compute
+        return m.cast(m.mark(out, result, m.shape), m.dtype)
 
     return adapter
 
