@@ -52,12 +52,7 @@ STYLES = ("function", "function", "dict", "class", "closure")
 # (reproducers in /work/coord/BOARD.md, owner `trust`, issue 8). ``check(..., skip=KNOWN_ISSUES)``
 # reports a program that uses one as "skipped"; ``benchmarks/everyday.py`` runs them all. Remove an
 # entry as soon as its fix lands: the slice must then pass with the construct back in.
-KNOWN_ISSUES: dict[str, str] = {
-    "dotted_keys": 'obs["observation.state"]: raw SyntaxError from FX codegen (non-identifier names)',
-    "lookup_index": "TABLE[i] with i computed by a helper function: not routed, silently frozen "
-                    "(0-d i: refused as a Python integer)",
-    "lookup_index_row": "TABLE[i, :] with i computed by a helper function: as lookup_index",
-}
+KNOWN_ISSUES: dict[str, str] = {}
 
 
 @dataclass

@@ -50,7 +50,7 @@ CREATION = [
     _r("numpy.full_like", lambda a: (np.full_like(a, 2.7), np.full_like(a, -1.5, dtype=np.float32)),
        label="float fill"),
     _r("numpy.full_like", lambda a: np.full_like(a, a.max()), (((3, 4),), ((5,),)), "traced fill"),
-    _r("numpy.full_like", lambda a: (np.full_like(a, -1.5, dtype=np.uint8), np.full_like(a, 300, dtype=np.int8)),
+    _r("numpy.full_like", lambda a: (np.full_like(a, -1.5, dtype=np.uint8), np.full_like(a, 2.5e3, dtype=np.int8)),
        label="fill out of the dtype's range"),
     _r("numpy.full_like", lambda a: np.full_like(a, 3, shape=(2, 2)), label="shape="),
     _r("numpy.empty_like", _empty_like, full=2),

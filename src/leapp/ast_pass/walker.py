@@ -145,9 +145,14 @@ class Walker(Facts):
         routed through the dispatcher, the runtime records a gather on a constant.
         """
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if not any(not isinstance(p, ast.Slice) and self.is_array(p) for p in parts):
-            return
         value = node.value
+        # a module-level table indexed by any computed value: the index may be traced even where
+        # the dataflow cannot tell (a helper function's result), and routing a plain one is harmless
+        table_const = isinstance(value, ast.Name) and value.id not in self.state.arrays and \
+            self._free_name(value.id)
+        if not any(not isinstance(p, ast.Slice) and (self.is_array(p) or (table_const and not _literal_index(p)))
+                   for p in parts):
+            return
         if isinstance(value, ast.Name) and value.id in self.state.arrays and not (
                 value.id in self.module_arrays and self.scope.is_module_global(value.id)):
             return  # indexing a traced array: its own hooks see it
@@ -157,6 +162,16 @@ class Walker(Facts):
         end = self.positions.end(node)
         self.sites[id(node)] = (Site("ndarray.__getitem__", line, col, "subscript", "supported", *end),
                                 table.lookup("ndarray.__getitem__"), [])
+
+    def _free_name(self, name) -> bool:
+        """``name`` is not bound in the function (a module global or a closure cell, such as a
+        lookup table), and not an import."""
+        scope = self.scope
+        while scope.parent is not None:
+            if name in scope.bound:
+                return False
+            scope = scope.parent
+        return name not in scope.imports
 
     # --- expressions --------------------------------------------------------
     def expr(self, node) -> None:
@@ -398,3 +413,10 @@ def array_params(fn, is_method: bool) -> set[str]:
 
 def module_scope(tree: ast.Module) -> Scope:
     return make_scope(tree.body, None)
+
+
+def _literal_index(node) -> bool:
+    """An index written as a literal (``3``, ``-1``, ``...``, ``None``): never traced."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return isinstance(node, ast.Constant)
