@@ -207,14 +207,35 @@ def apply(step, values):
     raise ValueError(kind)
 
 
+def outputs(n_inputs, steps):
+    """Indices (into inputs + step results) of the program's outputs: the last step's value and,
+    with more than one step, one earlier value."""
+    last = n_inputs + len(steps) - 1
+    if len(steps) > 1:
+        return [last, n_inputs + len(steps) // 2]
+    return [last]
+
+
+def ancestors(n_inputs, steps, index):
+    """Every value index ``index`` is computed from (itself included)."""
+    seen, todo = set(), [index]
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if i >= n_inputs:
+            todo += [a[1] for a in steps[i - n_inputs][2] if a[0] == "v"]
+    return seen
+
+
 def run(specs, steps, *inputs):
-    """Execute the program; the result is the last step's value (and one earlier value)."""
+    """Execute the program; the result is the values at ``outputs`` (one, or a tuple of two)."""
     values = list(inputs)
     for step in steps:
         values.append(apply(step, values))
-    if len(values) > len(inputs) + 1:
-        return values[-1], values[len(inputs) + (len(steps) // 2)]
-    return values[-1]
+    picked = [values[i] for i in outputs(len(inputs), steps)]
+    return picked[0] if len(picked) == 1 else tuple(picked)
 
 
 _SPECIAL_F = [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 0.5]

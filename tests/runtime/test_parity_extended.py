@@ -134,6 +134,10 @@ CASES = {
     "searchsorted": (lambda a: np.searchsorted(np.sort(a[0]), a, side="right"), X),
     "searchsorted_sorter": (lambda a: np.searchsorted(a[0], a[1:3], sorter=np.argsort(a[0])), XI),
     "searchsorted_scalar": (lambda a: a[0].searchsorted(0.0), X),
+    # NaN sorts last, after +inf: in the sorted array and among the values searched for
+    "searchsorted_nan": (lambda a: (np.searchsorted(np.sort(_nan(a[0], 0.3)), _nan(a, 1.0)),
+                                    np.searchsorted(np.sort(_nan(a[0], 0.3)), np.where(a > 1.5, np.inf, a), side="right"),
+                                    np.searchsorted(np.array([-1.0, np.inf, np.nan, np.nan]), _nan(a, 1.0), side="right")), X),
     "digitize": (lambda a: (np.digitize(a, [-1, 0, 1]), np.digitize(a, [1, 0, -1], right=True)), X),
     "isin": (lambda a: (np.isin(a, [1, 2, -3]), np.isin(a, a[0], invert=True)), XI),
     "argpartition": (lambda a: np.argpartition(a, 2, axis=1), X),

@@ -21,6 +21,7 @@ from records import (
     I8,
     I32,
     I64,
+    INTS,
     REDUCE,
     U8,
     B,
@@ -134,6 +135,14 @@ UFUNC_METHOD_RECORDS = [
       for label, kw in _UM_AXES],
     Rec("numpy.add.reduce", lambda a: np.add.reduce(a, axis=0, dtype=np.float64), REDUCE[:1], ALL,
         label="dtype="),
+    # reductions torch has no op for, folded pairwise: every axis form, empty axes (the identity)
+    *[Rec(f"numpy.{u.__name__}.reduce", (lambda a, f=u.reduce, kw=kw: f(a, **kw)), REDUCE, dtypes, domain,
+          label=label, full=1)
+      for u, dtypes, domain in ((np.bitwise_and, (I32, I64, B, U8), "normal"),
+                                (np.bitwise_or, (I32, I64, B, U8), "normal"),
+                                (np.bitwise_xor, (I32, I64, B, U8), "normal"), (np.logical_xor, ALL, "normal"),
+                                (np.fmax, FLOATS + INTS, "edges"), (np.fmin, FLOATS + INTS, "edges"))
+      for label, kw in _UM_AXES],
     Rec("numpy.maximum.reduce", lambda a: np.maximum.reduce(a, axis=None, initial=0.5), REDUCE[:3], FLOATS,
         label="initial="),
     *[Rec(n, (lambda a, f=f, ax=ax: f(a, axis=ax)), REDUCE, ALL, "small" if "multiply" in n else "normal",

@@ -154,6 +154,8 @@ UFUNC_METHODS = [
     _um("minimum.reduce", "torch.amin"),
     _um("logical_and.reduce", "torch.all"),
     _um("logical_or.reduce", "torch.any"),
+    *[_um(f"{n}.reduce", f"torch.{n}", "folded pairwise along the axes (torch has no such reduction): "
+          "exact, log2(n) ops") for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor", "fmax", "fmin")],
     _um("add.accumulate", "torch.cumsum"),
     _um("multiply.accumulate", "torch.cumprod"),
     _um("maximum.accumulate", "torch.cummax"),

@@ -75,8 +75,19 @@ def searchsorted(m, a, v, side="left", sorter=None):
     seq = m.tensor(a, dtype)
     if sorter is not None:
         seq = seq[m.cast(m.tensor(sorter), np.int64)]
-    vals = m.tensor(v, dtype)
-    out = torch.searchsorted(seq, vals.reshape(-1), right=side == "right")
+    vals = m.tensor(v, dtype).reshape(-1)
+    right = side == "right"
+    if dtype.kind not in "fc":
+        return torch.searchsorted(seq, vals, right=right).reshape(m.shape)
+    # NumPy sorts NaN last (after +inf); torch's binary search has no order for NaN. Search with
+    # NaN read as +inf, then no non-NaN value goes past the NaNs, and NaN itself goes before
+    # them (left) or after them (right)
+    nan_seq, nan_v = torch.isnan(seq), torch.isnan(vals)
+    inf = torch.tensor(float("inf"), dtype=seq.dtype)
+    out = torch.searchsorted(torch.where(nan_seq, inf, seq), torch.where(nan_v, inf, vals), right=right)
+    finite_end = seq.shape[0] - nan_seq.sum()
+    out = torch.where(nan_v, torch.full_like(out, seq.shape[0]) if right else finite_end.expand_as(out),
+                      torch.minimum(out, finite_end))
     return out.reshape(m.shape)
 
 

@@ -165,6 +165,50 @@ impl("numpy.logical_and.reduce")(_reduce_method("all"))
 impl("numpy.logical_or.reduce")(_reduce_method("any"))
 
 
+def _fold(name):
+    """``np.bitwise_or.reduce`` and the other reductions torch lacks, as a pairwise fold of the
+    binary op: the reduced axes are moved first and flattened, then halved log2(n) times (an odd
+    length padded with the ufunc's identity), so values are exact and the graph stays small."""
+
+    def adapter(m, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, **kw):
+        from .reductions import wrapping
+
+        ufunc = getattr(np, name)
+        op = getattr(torch, name)
+        compute = wrapping(m.dtype) if m.dtype.kind in "iu" else m.dtype
+        x = m.tensor(m.cast(a, m.dtype))
+        x = x if compute == m.dtype else x.to(m.torch_dtype(compute))
+        nd, shape = m.ndim(a), tuple(m.shape_of(a))
+        dims = norm_axes(axis, nd) if nd else ()
+        rest = [d for d in range(nd) if d not in dims]
+        n = int(np.prod([shape[d] for d in dims])) if nd else 1
+        y = x.permute(*dims, *rest).reshape((n,) + tuple(shape[d] for d in rest)) if nd else x.reshape(1)
+
+        def identity(k):
+            value = np.asarray(ufunc.identity if ufunc.identity is not None else 0).astype(m.dtype)
+            return m.tensor(np.full((k,) + tuple(shape[d] for d in rest), value, dtype=compute))
+
+        if n == 0:
+            y, n = identity(1), 1
+        while n > 1:  # the length is known while lowering: the graph has no loop
+            if n % 2:  # fmax/fmin have no identity, but are idempotent: repeat the last row
+                pad = identity(1) if ufunc.identity is not None else y[n - 1:n]
+                y, n = torch.cat([y, pad]), n + 1
+            y, n = op(y[0::2], y[1::2]), n // 2
+        acc = y[0]
+        if initial is not None:
+            acc = op(acc, torch.full_like(acc, np.asarray(initial).astype(m.dtype).item()))
+        if keepdims and nd:
+            acc = acc.reshape(tuple(1 if d in dims else shape[d] for d in range(nd)))
+        return m.cast(m.mark(acc, compute, m.shape), m.dtype)
+
+    return adapter
+
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor", "fmax", "fmin"):
+    impl(f"numpy.{_name}.reduce")(_fold(_name))
+
+
 def _accumulate(kind):
     def adapter(m, a, axis=0, dtype=None, out=None, **kw):
         from .reductions import torch_result, wrapping
