@@ -192,9 +192,11 @@ def input_tensors(node: str, tensors: dict):
     where = _caller()
     inside = session.current.trace if session.current is not None else None
     links = {key: session.gap.follow(value, where, inside) for key, value in tensors.items()}
+    for key, link in links.items():  # before the node opens: a strict refusal leaves nothing open
+        _check_link(session, node, key, link)
     current = _open(session, node, "input_tensors")
     for key, link in links.items():
-        _note_link(session, current.rec, key, link)
+        _note_link(current.rec, key, link)
     return _add_inputs(current, tensors)
 
 
@@ -208,15 +210,20 @@ def _add_inputs(current, tensors):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _note_link(session, rec, key, link):
-    """Record how input ``key`` of this pass of ``rec`` was fed; report what cannot be followed."""
-    from .pipeline.links import Link, Unclear
+def _check_link(session, node, key, link):
+    """Report an input of ``node`` whose feed cannot be followed (raise in strict mode)."""
+    from .pipeline.links import Unclear
 
     if isinstance(link, Unclear):
         if session.strict:
-            raise TraceError(f"node {rec.name!r} input {key!r}: {link.reason}")
-        warnings.warn(f"node {rec.name!r} input {key!r}: {link.reason}", PipelineWarning, stacklevel=3)
-        return
+            raise TraceError(f"node {node!r} input {key!r}: {link.reason}")
+        warnings.warn(f"node {node!r} input {key!r}: {link.reason}", PipelineWarning, stacklevel=3)
+
+
+def _note_link(rec, key, link):
+    """Record how input ``key`` of this pass of ``rec`` was fed."""
+    from .pipeline.links import Link
+
     if isinstance(link, Link):
         rec.links.setdefault(key, {})[rec.passes] = link
 

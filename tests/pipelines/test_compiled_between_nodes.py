@@ -67,6 +67,9 @@ def test_strict_session_refuses_it():
         c = scale(b)
         with pytest.raises(TraceError, match="code between nodes: scale"):
             annotate.input_tensors("post", {"z": c})
+        # the refusal opened nothing: the session still stops cleanly and compiles 'pre'
+        leapp.stop()
+        assert set(leapp.compile_graph().nodes) == {"pre"}
     finally:
         api.reset()
 
