@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from .. import dispatch, table
-from ..errors import EscapeError, EscapeWarning
+from ..errors import EscapeError, EscapeWarning, UnsupportedArgumentError
 from . import argcheck, record, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
@@ -269,7 +269,7 @@ class TracedNpArray(np.ndarray):
         return self.copy()
 
     def view(self, *args, **kwargs):
-        if not args and not kwargs:
+        if (not args and not kwargs) or _same_view(self, args, kwargs):
             trace = state.current()
             out = _plain_view(self, TracedNpArray)
             if trace is not None:
@@ -278,7 +278,14 @@ class TracedNpArray(np.ndarray):
                 if node is not None:
                     record.make_view(out, self, "shape", tuple(self.shape), _loc())
             return out
-        return _untraced_method(self, "view", lambda p: p.view(*args, **kwargs))
+        if state.current() is not None and (self._lp_node is not None or self._lp_parent is not None):
+            # x.view(dtype) reinterprets the bytes: no graph op reproduces that across formats,
+            # so it is the user's argument form to change (as the table entry says), not an untraced call
+            raise UnsupportedArgumentError(
+                f"{record.format_loc(_loc())}: ndarray.view{_args_text(args, kwargs)} cannot be traced: "
+                "reinterpreting an array's bytes (view with a dtype or type) has no graph equivalent; "
+                "use x.astype(dtype) to convert values, or x.view() for a plain view.")
+        return _plain_view(self, _ndarray).view(*args, **kwargs)
 
     def fill(self, value):
         trace = state.current()
@@ -512,6 +519,26 @@ def _escape(arr, construct, advice):
     where = record.format_loc(loc)
     message = f"{construct} at {where}: the value leaves the graph; {advice}."
     record.report(trace, "escape", construct, loc, message, EscapeError, EscapeWarning)
+
+
+def _same_view(arr, args, kwargs) -> bool:
+    """``x.view(np.ndarray)`` or ``x.view(x.dtype)``: a plain view, nothing reinterpreted."""
+    given = list(args) + [kwargs[k] for k in ("dtype", "type") if k in kwargs]
+    if len(given) != 1 or len(args) + len(kwargs) != 1:
+        return False
+    (what,) = given
+    if isinstance(what, type) and issubclass(what, np.ndarray):
+        return what is np.ndarray or what is TracedNpArray
+    try:
+        return np.dtype(what) == arr.dtype
+    except TypeError:
+        return False
+
+
+def _args_text(args, kwargs) -> str:
+    parts = [getattr(a, "__name__", None) or repr(a) for a in args]
+    parts += [f"{k}={getattr(v, '__name__', None) or repr(v)}" for k, v in kwargs.items()]
+    return "(" + ", ".join(parts) + ")"
 
 
 def _untraced_method(arr, name, eager):

@@ -55,7 +55,8 @@ METHODS = [
     _m("astype", torch="torch.Tensor.to", refuse={}),
     _m("copy", torch="torch.clone"),
     _m("view", torch="torch.Tensor.view", records="",
-       note="Only x.view() and x.view(np.ndarray); reinterpreting bytes is refused."),
+       note="Only x.view(), x.view(np.ndarray) and x.view(x.dtype); reinterpreting bytes is "
+            "refused (UnsupportedArgumentError at the line)."),
     _m("fill", torch="torch.full_like", category="Array creation", note="In place: rebinds the array."),
     _m("sort", torch="torch.sort", category="Selection", note="In place, stable.", records="numpy.sort"),
     _m("__getitem__", torch="operator.getitem", category="Selection",
