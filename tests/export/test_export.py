@@ -153,6 +153,21 @@ def test_dynamic_batch_names_the_op_that_pins_the_batch(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def _spectrum(x):
+    return np.abs(np.fft.rfft(x, norm="ortho"))  # complex intermediate: no ONNX translation
+
+
+def test_fft_is_refused_by_onnx_naming_the_line_and_kept_by_torch_formats(tmp_path):
+    node = _trace(_spectrum, {"x": np.arange(8, dtype=np.float32)})
+    with pytest.raises(ExportError) as info:
+        export_node(node, tmp_path / "s.onnx", "onnx")
+    line = inspect.getsourcelines(_spectrum)[1] + 1
+    message = str(info.value)
+    assert "numpy.fft.rfft" in message and f"test_export.py:{line}" in message and "torchscript" in message, message
+    assert os.listdir(tmp_path) == []
+    export_node(node, tmp_path / "s.pt", "torchscript")  # checked against NumPy on fresh inputs
+
+
 def _positives(x):
     return x[x > 0]
 

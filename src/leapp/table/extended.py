@@ -25,6 +25,13 @@ def _f(name, torch, category, note="", refuse=None, kind="function", aliases=())
 _Q_NOTE = ("Only method='linear' (NumPy's default); q must be a constant. Same interpolation "
            "formula as NumPy (lerp from both ends), NaN in a slice gives NaN.")
 
+_FFT_NOTE = ("n=, axis= and norm= ('backward', 'ortho', 'forward') as NumPy. "
+             "Dtypes as NumPy 2's pocketfft: float32 (and float16) inputs transform in single precision "
+             "(complex64/float32 results; irfft of float16 stays float16, as NumPy), ints and bools in double. Values agree with NumPy to rounding "
+             "(about 1e-5 relative in single precision, 1e-12 in double); with inf or NaN inputs the "
+             "pattern of inf/NaN in the result can differ from NumPy's. ONNX export is refused (no "
+             "complex FFT translation), naming the line; torchscript and pt2 export it.")
+
 EXTENDED = [
     # statistics
     _f("median", "torch.sort", ST, "Sorts and averages the middle pair as NumPy does; NaN in a slice gives NaN."),
@@ -99,6 +106,11 @@ EXTENDED = [
     _f("rollaxis", "torch.movedim", S),
     _f("append", "torch.cat", S),
     _f("vdot", "torch.vdot", LA, "Flattens both arguments, as NumPy."),
+    # discrete Fourier transforms (numpy.fft's other functions stay refused by the numpy.fft entry)
+    _f("fft.fft", "torch.fft.fft", SG, _FFT_NOTE),
+    _f("fft.ifft", "torch.fft.ifft", SG, _FFT_NOTE),
+    _f("fft.rfft", "torch.fft.rfft", SG, _FFT_NOTE),
+    _f("fft.irfft", "torch.fft.irfft", SG, _FFT_NOTE + " The default n is 2*(m-1), as NumPy."),
     # linear algebra
     _f("linalg.inv", "torch.linalg.inv", LA, "Integers are inverted in float64." + _LA32),
     _f("linalg.det", "torch.linalg.det", LA, _LA32.strip()),

@@ -158,6 +158,7 @@ from . import (  # noqa: E402,F401
     conversion,
     creation,
     extended,
+    fft,
     indexing,
     linalg,
     linalg_ext,
