@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 from records import ALL, F32, F64, I32, I64, Rec, cases, covered, index, run
 
+from leapp.errors import UnsupportedArgumentError
+from leapp.runtime.tracing import trace_function
+
 M = (((3, 4),), ((),), ((0, 4),))
 M34 = (((3, 4),),)
 
@@ -45,6 +48,11 @@ REDUCING = [
     _m("cumprod", lambda a: (a.cumprod(), a.cumprod(axis=1)), M34, rng="small"),
     _m("all", lambda a: (a.all(), a.all(axis=0), a.all(1, keepdims=True)), M),
     _m("any", lambda a: (a.any(), a.any(axis=0), a.any(-1, keepdims=True)), M),
+    # the methods (not np.all/np.any) take dtype=, with a loop for bool only
+    _m("all", lambda a: (a.all(dtype=bool), a.all(axis=0, dtype=np.bool_), a.all(1, keepdims=True, dtype=None)), M,
+       "dtype=bool"),
+    _m("any", lambda a: (a.any(dtype=bool), a.any(axis=0, dtype=np.bool_), a.any(-1, dtype="?", keepdims=True)), M,
+       "dtype=bool"),
     _m("trace", lambda a: (a.trace(), a.trace(1), a.trace(offset=-1, dtype=np.float32)), M34),
 ]
 
@@ -116,3 +124,12 @@ COVERED = covered(RECORDS)
 @pytest.mark.parametrize("rec, dtypes, shapes", cases(RECORDS))
 def test_method_parity(rec, dtypes, shapes):
     run(rec, dtypes, shapes)
+
+
+@pytest.mark.parametrize("method", ["all", "any"])
+def test_all_any_with_a_dtype_numpy_has_no_loop_for_is_refused_at_the_line(method):
+    def fn(a):
+        return getattr(a, method)(dtype=np.int64)
+
+    with pytest.raises(UnsupportedArgumentError, match=rf"test_parity_methods.py:\d+: ndarray.{method}\(dtype="):
+        trace_function(fn, (np.ones(3),), {}, names=["a"], strict=True)

@@ -600,10 +600,38 @@ def _install_fallbacks():
 _BARE_REDUCTIONS = {"sum", "prod", "mean", "max", "min", "any", "all", "std", "var"}
 
 
+# ndarray.all/any take dtype= (NumPy has a loop for bool only); np.all/np.any have no such keyword
+_BOOL_DTYPE_ONLY = {"all", "any"}
+
+
+def _without_bool_dtype(method, kwargs):
+    dtype = kwargs["dtype"]
+    if dtype is not None and np.dtype(dtype) != np.bool_:
+        raise UnsupportedArgumentError(
+            f"{record.format_loc(_loc())}: ndarray.{method}(dtype={dtype!r}): NumPy has no {method} loop for "
+            "that dtype (only bool); drop dtype= or cast the result with .astype(...)")
+    return {k: v for k, v in kwargs.items() if k != "dtype"}
+
+
 def _delegating(method, same_as):
     func = np
     for part in same_as.split(".")[1:]:
         func = getattr(func, part)
+    if method in _BOOL_DTYPE_ONLY:
+        inner = _delegating_call(method, same_as, func)
+
+        def delegate_bool(self, *args, **kwargs):
+            if "dtype" in kwargs:
+                kwargs = _without_bool_dtype(method, kwargs)
+            return inner(self, *args, **kwargs)
+
+        delegate_bool.__name__ = method
+        delegate_bool.__doc__ = inner.__doc__
+        return delegate_bool
+    return _delegating_call(method, same_as, func)
+
+
+def _delegating_call(method, same_as, func):
     if method in _BARE_REDUCTIONS and same_as == "numpy." + method and not argcheck.special(same_as):
         return _bare_reduction(method, same_as, func)
 
