@@ -93,6 +93,10 @@ def nan_reductions(x):
     return np.argmax(x, axis=1), np.argmin(x), np.max(x, axis=0), np.min(x), np.maximum(x, 0.5), np.clip(x, -1, 1)
 
 
+def nan_ignoring_extremes(x, y):
+    return np.fmax(x, y), np.fmin(x, y), np.maximum(x, y), np.minimum(x, y)
+
+
 def with_inf(x):
     return np.where(np.isinf(x), 0.0, x) * 2
 

@@ -76,6 +76,8 @@ EXACT = [
     ("dtype=np.int32 sum", cases.int32_sum, {"i": INTS.astype(np.int32)}, {"i": -INTS.astype(np.int32)}),
     ("0-d int output", cases.scalar_int, {"i": INTS}, {"i": -INTS}),
     ("ArgMax/ReduceMax/ReduceMin NaN", cases.nan_reductions, {"x": X32}, {"x": _edge(X32)}),
+    ("fmax/fmin ignore NaN, maximum/minimum propagate it", cases.nan_ignoring_extremes,
+     {"x": X32, "y": X32[::-1].copy()}, {"x": _edge(X32), "y": _edge(X32[::-1].copy())}),
     ("inf in the example input", cases.with_inf, {"x": _edge(X32)}, {"x": X32}),
 ]
 

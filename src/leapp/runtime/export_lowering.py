@@ -149,34 +149,30 @@ def _int_extreme(fn, a, b):
     return fn(a, b)
 
 
-def maximum(a, b):
-    """NumPy: ``a if (a > b or isnan(a)) else b``: NaN propagates (ORT's Max may drop it), and of
-    two equal zeros the second operand wins, as in NumPy's vector loops."""
+def _extreme(a, b, torch_fn, wins, nan_keeps_a):
+    """NumPy's max/min of two operands: ``a`` where ``wins(a, b)``, or where ``a`` (maximum/minimum:
+    NaN propagates, ORT's Max may drop it) or ``b`` (fmax/fmin: NaN is ignored) is NaN; of two
+    equal zeros the second operand wins, as in NumPy's vector loops."""
     if not (_float(a) or _float(b)):
-        return _int_extreme(torch.maximum, a, b)
+        return _int_extreme(torch_fn, a, b)
     a, b = _common(a, b)
-    return where((a > b) | torch.isnan(a), a, b)
+    return where(wins(a, b) | torch.isnan(a if nan_keeps_a else b), a, b)
+
+
+def maximum(a, b):
+    return _extreme(a, b, torch.maximum, operator.gt, nan_keeps_a=True)
 
 
 def minimum(a, b):
-    if not (_float(a) or _float(b)):
-        return _int_extreme(torch.minimum, a, b)
-    a, b = _common(a, b)
-    return where((a < b) | torch.isnan(a), a, b)
+    return _extreme(a, b, torch.minimum, operator.lt, nan_keeps_a=True)
 
 
 def fmax(a, b):
-    if not (_float(a) or _float(b)):
-        return _int_extreme(torch.maximum, a, b)
-    a, b = _common(a, b)
-    return where((a > b) | torch.isnan(b), a, b)
+    return _extreme(a, b, torch.maximum, operator.gt, nan_keeps_a=False)
 
 
 def fmin(a, b):
-    if not (_float(a) or _float(b)):
-        return _int_extreme(torch.minimum, a, b)
-    a, b = _common(a, b)
-    return where((a < b) | torch.isnan(b), a, b)
+    return _extreme(a, b, torch.minimum, operator.lt, nan_keeps_a=False)
 
 
 _WHERE_VIA = {torch.bool: torch.int32, torch.int8: torch.int32, torch.uint8: torch.int32,
