@@ -44,10 +44,12 @@ def best(fn, repeat):
 
 
 def interleaved(candidates, rounds, per_round):
-    """{name: best seconds per call}: each round times every candidate once, in turn."""
+    """{name: best seconds per call}: each round times every candidate once, in a rotating order."""
     result = {name: float("inf") for name in candidates}
-    for _ in range(rounds):
-        for name, fn in candidates.items():
+    order = list(candidates.items())
+    for r in range(rounds):
+        # rotate who goes first: each candidate follows each other one (caches, allocator) alike
+        for name, fn in order[r % len(order):] + order[:r % len(order)]:
             t = time.perf_counter()
             for _ in range(per_round):
                 fn()

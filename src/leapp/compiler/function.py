@@ -156,7 +156,7 @@ class CompiledFunction:
     # --- calling -----------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        active = state.current()
+        active = _thread.trace
         if active is not None:
             if active.quiet:
                 return self._call_between_nodes(active, args, kwargs)
@@ -429,6 +429,7 @@ def _signature_of(fn):
 # --- the repeat call ------------------------------------------------------------
 
 _ndarray = np.ndarray
+_thread = state.local  # its .trace is state.current(), read without the call
 _MAX_FAST = 256
 _SCALARS = frozenset({int, float, bool, complex, str, bytes, type(None)})
 
@@ -447,7 +448,7 @@ def fast_key(args, kwargs):
         if t is _ndarray:
             key += (v.shape, v.strides, v.dtype)
         elif t in _SCALARS:
-            key += (t, v)
+            key += (t, repr(v) if t is float or t is complex else v)  # -0.0 is not 0.0
         else:
             return None
     if kwargs:
@@ -456,7 +457,7 @@ def fast_key(args, kwargs):
             if t is _ndarray:
                 key += (k, v.shape, v.strides, v.dtype)
             elif t in _SCALARS:
-                key += (k, t, v)
+                key += (k, t, repr(v) if t is float or t is complex else v)
             else:
                 return None
     return tuple(key)
@@ -472,7 +473,7 @@ class _Marker:
 class _FastCall:
     """A traced graph bound to one argument layout: pick the arrays, run the plan, rebuild."""
 
-    __slots__ = ("picks", "plan", "spec", "single", "pairs")
+    __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct")
 
     @classmethod
     def make(cls, graph, signature, args, kwargs):
@@ -497,15 +498,27 @@ class _FastCall:
         # the usual result, a flat dict of arrays, is rebuilt without walking the spec
         flat = self.spec[0] == "dict" and all(v[0] == "leaf" for v in self.spec[1].values())
         self.pairs = [(k, v[1]) for k, v in self.spec[1].items()] if flat else None
+        if self.single is not None:
+            self.pairs = [(None, self.single)]
+        self.direct = None
         return self
 
     def __call__(self, args, kwargs):
+        direct = self.direct
+        if direct:
+            out = direct(args, kwargs)
+            if out is not None:
+                return out if self.single is None else out[None]
         arrays = [args[w] if type(w) is int else kwargs[w] for w in self.picks]
-        out = self.plan.run(arrays)
-        if self.pairs is not None:
-            return {k: out[n] for k, n in self.pairs}
+        plan = self.plan
+        out = plan.run(arrays)
+        if direct is None:
+            # after its first run the plan knows its outputs: the next calls may take the short way
+            self.direct = self.pairs is not None and plan.direct(tuple(self.picks), tuple(self.pairs)) or False
         if self.single is not None:
             return out[self.single]
+        if self.pairs is not None:
+            return {k: out[n] for k, n in self.pairs}
         return rebuild(self.spec, out)
 
 

@@ -33,7 +33,24 @@ def signature(value):
     except TypeError:  # an unhashable object: only the same object is the same constant
         return ("object", type(value).__qualname__, id(value))
     # 1 and 1.0 and True compare equal but trace to different dtypes
-    return ("value", type(value).__qualname__, value)
+    return ("value", type(value).__qualname__, exact(value))
+
+
+def exact(value):
+    """``value``, or for a float or complex its repr: 0.0 == -0.0 but they trace to different
+    constants (``np.copysign(1.0, s)``), and a NaN is the same constant as any other NaN."""
+    if isinstance(value, (float, complex, np.inexact)):
+        return _Repr(repr(value))
+    return value
+
+
+class _Repr(str):
+    """A float's repr standing for it in a key; ``describe`` shows it as the number."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return str(self)
 
 
 def _shape_and_dtype(value) -> str:
