@@ -158,8 +158,16 @@ class TracedNpArray(np.ndarray):
             node = self._lp_node
             if node is not None and node.op != "escaped":
                 p = self._lp_plain
-                result = _ndarray.__getitem__(p if p is not None else _plain_view(self, _ndarray), index)
-                loc = _frame_loc(sys._getframe(1))
+                result = (p if p is not None else _plain_view(self, _ndarray))[index]  # p is a plain ndarray
+                site = _site_of.site  # _frame_loc, inline
+                if site is None:
+                    frame = sys._getframe(1)
+                    hit = _frame_locs.get((id(frame.f_code), frame.f_lasti))  # frame_location's cache
+                    loc = hit[1] if hit is not None else frame_location(frame)
+                    if loc is None:
+                        loc = user_location()
+                else:
+                    loc = _parse_site(site)
                 nodes = trace.nodes
                 if type(result) is not _ndarray:
                     result = np.asarray(result)
@@ -169,9 +177,17 @@ class TracedNpArray(np.ndarray):
                     out._lp_parent = (self, "index", index, loc)  # record.make_view, inline
                     out._lp_root = self
                     out._lp_ver = self._lp_version
-                node = new_node("ndarray.__getitem__", (node, index), None, result.dtype, result.shape, loc, len(nodes))
-                nodes.append(node)
-                out._lp_node = node
+                fresh = _Node()  # ir.new_node, inline
+                fresh.op = "ndarray.__getitem__"
+                fresh.args = (node, index)
+                fresh.kwargs = None
+                fresh.dtype = result.dtype
+                fresh.shape = result.shape
+                fresh.loc = loc
+                fresh.index = len(nodes)
+                fresh.value = None
+                nodes.append(fresh)
+                out._lp_node = fresh
                 out._lp_plain = result
                 return out
         if _is_static_basic(index):

@@ -76,9 +76,18 @@ def generic_ufunc(name):
     ufunc = getattr(np, name.split(".", 1)[1])
     fn = torch_callable(entry.torch)
 
+    loops_for: dict = {}  # (operand dtypes, dtype=) -> (NumPy's loop dtypes, torch's): a program has few
+
     def adapter(m, *inputs, dtype=None, casting=None, order=None, subok=None, **kw):
-        numpy_loops = loop_dtypes(m, ufunc, inputs, dtype)
-        loops = [_computable(d, name) for d in numpy_loops]
+        raw = m.node.args if m.node is not None else ()
+        sig = tuple(raw[i].dtype if i < len(raw) and isinstance(raw[i], np.generic) else m.np_dtype(x)
+                    for i, x in enumerate(inputs))  # as loop_dtypes
+        key = (sig, dtype)
+        hit = loops_for.get(key)
+        if hit is None:
+            numpy_loops = resolve_loop(ufunc, sig, dtype)
+            hit = loops_for[key] = (numpy_loops, [_computable(d, name) for d in numpy_loops])
+        numpy_loops, loops = hit
         args = [m.cast(x, loops[i]) for i, x in enumerate(inputs)]
         args = [_scalar_or_tensor(m, fn, i, a, loops[i]) for i, a in enumerate(args)]
         flip = name in _UINT64_ORDERED and numpy_loops[0] == np.uint64
