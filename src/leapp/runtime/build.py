@@ -264,7 +264,12 @@ def lower(trace, outputs, *, input_names=None):
                 f"no adapter for {node.op} (recorded at {format_loc(node.loc)}); the table lists "
                 f"it as supported, so leapp.runtime.adapters must implement it"
             )
-        args = _sub(node.args, env)
+        args = node.args
+        if type(args) is tuple:  # the usual flat operands, without _sub's recursion
+            args = tuple([env[a.index] if type(a) is Node else a if type(a) in _LITERALS else _sub(a, env)
+                          for a in args])
+        else:
+            args = _sub(args, env)
         kwargs = _sub(node.kwargs, env) if node.kwargs else {}
         before = b.graph._root.prev  # the last node so far: what follows it is new
         try:
@@ -427,13 +432,14 @@ def check_dtypes(gm, inputs, *, where="graph"):
         warnings.simplefilter("ignore")
         values, output = _evaluate(gm, inputs)
     repaired = []
-    for n in list(gm.graph.nodes):
-        want = n.meta.get("leapp_dtype")
-        value = values.get(n)
-        if want is None or not isinstance(value, torch.Tensor):
+    tensor = torch.Tensor
+    for n, value in values.items():  # every node that ran, in graph order
+        meta = n.meta
+        want = meta.get("leapp_dtype")
+        if want is None or not isinstance(value, tensor):
             continue
-        shape = n.meta.get("leapp_shape")
-        if shape is not None and tuple(value.shape) != tuple(shape):
+        shape = meta.get("leapp_shape")
+        if shape is not None and value.shape != shape:  # torch.Size is a tuple
             raise InternalError(
                 f"{n.meta.get('leapp_call', n.target)} at {n.meta.get('leapp_source')}: the graph "
                 f"computes shape {tuple(value.shape)} where NumPy gave {tuple(shape)}"

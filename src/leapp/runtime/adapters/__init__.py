@@ -80,16 +80,15 @@ def generic_ufunc(name):
 
     def adapter(m, *inputs, dtype=None, casting=None, order=None, subok=None, **kw):
         raw = m.node.args if m.node is not None else ()
-        sig = tuple(raw[i].dtype if i < len(raw) and isinstance(raw[i], np.generic) else m.np_dtype(x)
-                    for i, x in enumerate(inputs))  # as loop_dtypes
+        sig = tuple([raw[i].dtype if i < len(raw) and isinstance(raw[i], np.generic) else m.np_dtype(x)
+                     for i, x in enumerate(inputs)])  # as loop_dtypes
         key = (sig, dtype)
         hit = loops_for.get(key)
         if hit is None:
             numpy_loops = resolve_loop(ufunc, sig, dtype)
             hit = loops_for[key] = (numpy_loops, [_computable(d, name) for d in numpy_loops])
         numpy_loops, loops = hit
-        args = [m.cast(x, loops[i]) for i, x in enumerate(inputs)]
-        args = [_scalar_or_tensor(m, fn, i, a, loops[i]) for i, a in enumerate(args)]
+        args = [_scalar_or_tensor(m, fn, i, m.cast(x, loops[i]), loops[i]) for i, x in enumerate(inputs)]
         flip = name in _UINT64_ORDERED and numpy_loops[0] == np.uint64
         if flip:
             args = [_flip(a) for a in args]
