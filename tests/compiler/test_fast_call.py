@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import leapp
 from leapp.compiler import function
@@ -181,3 +182,34 @@ def test_a_global_module_hook_still_sees_the_graph_run():
 def test_an_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="backend must be one of"):
         leapp.compile(affine, backend="tvm")
+
+
+def test_a_hook_registered_after_the_first_calls_still_runs():
+    cf = leapp.compile(affine)
+    cf(X, Y)
+    cf(X, Y)
+    seen = []
+    handle = cf.graphs[0].register_forward_hook(lambda m, i, o: seen.append(1))
+    try:
+        np.testing.assert_array_equal(cf(X, Y), affine(X, Y))
+    finally:
+        handle.remove()
+    assert seen == [1]
+    cf(X, Y)
+    assert seen == [1]
+
+
+def test_a_recompiled_graph_runs_its_new_code():
+    # passes (node.optimize(), leapp compile's step 4) rewrite the graph and recompile it after
+    # calls have been made: the repeat call must run the new forward, not the one it first saw
+    cf = leapp.compile(affine)
+    cf(X, Y)
+    cf(X, Y)
+    gm = cf.graphs[0]
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    (value,) = out.all_input_nodes
+    with gm.graph.inserting_before(out):
+        doubled = gm.graph.call_function(torch.mul, (value, 2.0))
+    out.replace_input_with(value, doubled)
+    gm.recompile()
+    np.testing.assert_array_equal(cf(X, Y), 2 * affine(X, Y))

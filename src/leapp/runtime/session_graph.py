@@ -287,7 +287,7 @@ class CallPlan:
         node = self.node
         if node._aliased is None:
             gm = node.graph_module
-            fx_out = out if self.runner in (gm, gm.forward) else gm(*tensors)
+            fx_out = out if self.runner is not node.runner else gm(*tensors)  # the plan ran the FX graph
             owned = {t.untyped_storage().data_ptr() for t in tensors}
             owned.update(b.untyped_storage().data_ptr() for b in gm.buffers())
             node._aliased = {k for k in node.output_names
@@ -297,12 +297,26 @@ class CallPlan:
                          and not out[k].is_conj() and not out[k].requires_grad)
 
 
+_module = torch.nn.modules.module
+_GLOBAL_HOOKS = (_module._global_forward_hooks, _module._global_forward_pre_hooks,
+                 _module._global_backward_hooks, _module._global_backward_pre_hooks)
+
+
 def _forward_of(gm):
-    """What runs ``gm``: its ``forward``, without ``nn.Module.__call__`` around it (about 4 us a
-    call at batch 1) while nobody has put a hook on it; the module itself otherwise."""
-    hooks = (gm._forward_hooks, gm._forward_pre_hooks, torch.nn.modules.module._global_forward_hooks,
-             torch.nn.modules.module._global_forward_pre_hooks)
-    return gm if any(hooks) else gm.forward
+    """What runs ``gm``: its current ``forward`` (a recompile replaces it on the class), without
+    ``nn.Module.__call__`` around it (about 4 us a call at batch 1) while no hook is registered,
+    on the module or globally; through the module as usual otherwise."""
+    cls = type(gm)
+    own = (gm._forward_hooks, gm._forward_pre_hooks, gm._backward_hooks, gm._backward_pre_hooks)
+    hooks = own + _GLOBAL_HOOKS
+
+    def run(*tensors):
+        for h in hooks:
+            if h:
+                return gm(*tensors)
+        return cls.forward(gm, *tensors)
+
+    return run
 
 
 def _make_direct(runner, picks, pairs):
