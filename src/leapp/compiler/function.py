@@ -15,7 +15,7 @@ import functools
 import inspect
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -58,7 +58,6 @@ class Graph:
     crosscheck: object = None
     validation: object = None
     call: tuple = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
-    _on_device: dict = field(default_factory=dict)
 
     @property
     def node(self):
@@ -69,11 +68,7 @@ class Graph:
         return self.traced.node.graph_module
 
     def module_on(self, device):
-        if device.type == "cpu":
-            return self.graph_module
-        if device not in self._on_device:
-            self._on_device[device] = copy.deepcopy(self.graph_module).to(device)
-        return self._on_device[device]
+        return self.traced.node.module_on(device)
 
 
 class CompiledFunction:

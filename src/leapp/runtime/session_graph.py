@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -41,6 +42,7 @@ class CompiledNode:
         self._compiled_for = None  # [(shape, dtype)] of each input, for a compiled runner
         self._plans = {}  # input layout -> CallPlan
         self._aliased = None  # outputs sharing memory with an input or a constant (see CallPlan)
+        self._on_device = {}  # torch.device -> (the code it was copied at, the graph on that device)
 
     @classmethod
     def from_trace(cls, trace, notes=()):
@@ -128,10 +130,24 @@ class CompiledNode:
         return plan
 
     def run_torch(self, *args, **inputs):
-        """Run the graph on torch tensors (any device); returns a dict of tensors."""
+        """Run the graph on torch tensors (any device; the graph's constants go to the inputs'
+        device, once per device); returns a dict of tensors."""
         values = self._checked(_bind(self.input_names, args, inputs))
+        device = next((v.device for v in values if isinstance(v, torch.Tensor)), None)
         with torch.no_grad():
-            return self.graph_module(*values)
+            return self.module_on(device)(*values)
+
+    def module_on(self, device):
+        """The graph with its constants on ``device`` (the GraphModule itself for the CPU or None);
+        a copy per device, made again when the graph has been rewritten since (``optimize``)."""
+        gm = self.graph_module
+        if device is None or device.type == "cpu":
+            return gm
+        code, moved = self._on_device.get(device, (None, None))
+        if code is not gm.code:
+            moved = copy.deepcopy(gm).to(device)
+            self._on_device[device] = (gm.code, moved)
+        return moved
 
     def __call__(self, *args, **inputs):
         """Run on NumPy inputs (positional, or by name); returns {output name: ndarray}.
