@@ -433,28 +433,36 @@ def fast_key(args, kwargs):
     """A key that fixes everything the graph was traced for, or None (then the general path runs).
 
     Plain ndarrays give their shape, strides and dtype, Python scalars their
-    type and value; anything else (tensors, containers, subclasses, objects)
-    has no fast key. Equal keys mean equal ``samples.signature`` keys and the
-    same argument layout, so a hit may skip binding and the signature walk.
+    type and value (a float or complex its repr: -0.0 is not 0.0); anything
+    else (tensors, containers, subclasses, objects) has no fast key. Equal
+    keys mean equal ``samples.signature`` keys and the same argument layout,
+    so a hit may skip binding and the signature walk.
     """
     key = [len(args)]
+    add = key.append
     for v in args:
         t = type(v)
         if t is _ndarray:
-            key += (v.shape, v.strides, v.dtype)
+            add(v.shape)
+            add(v.strides)
+            add(v.dtype)
         elif t in _SCALARS:
-            key += (t, repr(v) if t is float or t is complex else v)  # -0.0 is not 0.0
+            add(t)
+            add(repr(v) if t is float or t is complex else v)
         else:
             return None
-    if kwargs:
-        for k, v in kwargs.items():
-            t = type(v)
-            if t is _ndarray:
-                key += (k, v.shape, v.strides, v.dtype)
-            elif t in _SCALARS:
-                key += (k, t, repr(v) if t is float or t is complex else v)
-            else:
-                return None
+    for k, v in kwargs.items():
+        t = type(v)
+        add(k)
+        if t is _ndarray:
+            add(v.shape)
+            add(v.strides)
+            add(v.dtype)
+        elif t in _SCALARS:
+            add(t)
+            add(repr(v) if t is float or t is complex else v)
+        else:
+            return None
     return tuple(key)
 
 
