@@ -182,7 +182,8 @@ def _draw(spec, rng, like, shape=None):
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         lo, hi = max(int(np.floor(lo)), int(info.min)), min(int(np.floor(hi)), int(info.max))
-        return rng.integers(lo, hi, shape, endpoint=True, dtype=dtype)
+        # the generator draws in the machine's byte order only; the input keeps the example's
+        return rng.integers(lo, hi, shape, endpoint=True, dtype=dtype.newbyteorder("=")).astype(dtype)
     if dtype.kind == "c":
         return (rng.uniform(lo, hi, shape) + 1j * rng.uniform(lo, hi, shape)).astype(dtype)
     return rng.uniform(lo, hi, shape).astype(dtype)
@@ -484,7 +485,9 @@ def mismatch(got, want, signed_zeros=False):
     """
     if got.shape != want.shape:
         return f"shape {got.shape} where NumPy gives {want.shape}"
-    if got.dtype != want.dtype:
+    if got.dtype.newbyteorder("=") != want.dtype.newbyteorder("="):
+        # byte order aside: an artifact's outputs are in the machine's order, NumPy keeps a
+        # big-endian input's order in its views and copies
         return f"dtype {got.dtype} where NumPy gives {want.dtype}"
     if want.dtype.kind in "fc":
         rtol, atol = _TOL.get(want.dtype.str[1:], (1e-5, 1e-6))
@@ -516,7 +519,8 @@ def _describe(node, format, exporter, opset, path, specs, dynamic, notes, edges)
 
     def entry(name, dtype, shape, is_dynamic):
         dims = [0] if is_dynamic and shape else []
-        return {"name": name, "dtype": np.dtype(dtype).str if np.dtype(dtype).kind == "c" else str(np.dtype(dtype)),
+        dtype = np.dtype(dtype).newbyteorder("=")  # the artifact's own: values in the machine's byte order
+        return {"name": name, "dtype": dtype.str if dtype.kind == "c" else str(dtype),
                 "shape": ["batch" if i in dims else int(s) for i, s in enumerate(shape)],
                 "dynamic_dims": dims}
 

@@ -159,6 +159,8 @@ def load_onnx(path, input_names):
     import onnx
     import onnxruntime as ort
 
+    from .pipeline.runtime import native
+
     onnx.checker.check_model(onnx.load(path), full_check=True)
     options = ort.SessionOptions()
     options.log_severity_level = 3
@@ -168,7 +170,7 @@ def load_onnx(path, input_names):
     def run(inputs):
         # An input the graph never reads is dropped from the ONNX file; feed only the kept ones.
         # (np.ascontiguousarray would make a 0-d input 1-d, and every result with it.)
-        return session.run(None, {n: np.asarray(inputs[n], order="C") for n in names})
+        return session.run(None, {n: native(np.asarray(inputs[n], order="C")) for n in names})
 
     return run
 

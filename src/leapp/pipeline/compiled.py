@@ -264,10 +264,13 @@ def _ports_of_traced(node, example, batch):
     def shape(s):
         return [sp.BATCH if batch and i == 0 else int(d) for i, d in enumerate(s)]
 
+    def dtype(d):  # artifacts hold values in the machine's byte order, whatever NumPy's views keep
+        return str(np.dtype(d).newbyteorder("="))
+
     outs = node(**example)
-    return {"inputs": [{"name": k, "dtype": str(np.asarray(example[k]).dtype), "shape": shape(np.shape(example[k]))}
+    return {"inputs": [{"name": k, "dtype": dtype(np.asarray(example[k]).dtype), "shape": shape(np.shape(example[k]))}
                        for k in node.input_names],
-            "outputs": [{"name": k, "dtype": str(outs[k].dtype), "shape": shape(outs[k].shape)}
+            "outputs": [{"name": k, "dtype": dtype(outs[k].dtype), "shape": shape(outs[k].shape)}
                         for k in node.output_names]}
 
 

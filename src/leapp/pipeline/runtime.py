@@ -159,7 +159,7 @@ class PipelineRuntime:
             if not isinstance(value, (np.ndarray, np.generic)):
                 raise PipelineInputError(f"input {ref!r}: expected a NumPy array {port.describe()}, got "
                                          f"{type(value).__name__}")
-            if value.dtype != port.dtype:
+            if value.dtype.newbyteorder("=") != port.dtype.newbyteorder("="):  # byte order: converted below
                 raise PipelineInputError(f"input {ref!r}: expected dtype {port.dtype}, got {value.dtype} "
                                          f"(shape {value.shape}); convert it with .astype({str(port.dtype)!r})")
             want = port.shape
@@ -203,6 +203,11 @@ def _port(entry):
     return Port(np.dtype(entry["dtype"]), tuple(entry["shape"]))
 
 
+def native(array):
+    """``array`` with its values in the machine's byte order, as ONNX Runtime reads every buffer."""
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
+
+
 def _onnx_runner(path, node):
     import onnxruntime as ort
 
@@ -214,7 +219,7 @@ def _onnx_runner(path, node):
     outs = [p["name"] for p in node["outputs"]]
 
     def run(feed):
-        got = session.run(None, {n: np.ascontiguousarray(feed[n]) for n in names})
+        got = session.run(None, {n: native(np.ascontiguousarray(feed[n])) for n in names})
         return dict(zip(outs, got, strict=True))
 
     return run

@@ -27,12 +27,19 @@ _TORCH_TO_NP = {v: k for k, v in _NP_TO_TORCH.items()}
 
 
 def to_torch(dtype) -> torch.dtype:
+    """The torch dtype of NumPy's ``dtype``, whatever its byte order: torch holds values in the
+    machine's order (``tensor_from_numpy`` swaps), and ``tensor_to_numpy`` gives NumPy's back."""
     if isinstance(dtype, torch.dtype):
         return dtype
+    dtype = np.dtype(dtype)
     try:
-        return _NP_TO_TORCH[np.dtype(dtype)]
+        return _NP_TO_TORCH[dtype]
     except KeyError:
-        raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no torch equivalent") from None
+        if not dtype.isnative:
+            native = dtype.newbyteorder("=")
+            if native in _NP_TO_TORCH:
+                return _NP_TO_TORCH[native]
+        raise TypeError(f"NumPy dtype {dtype} has no torch equivalent") from None
 
 
 def to_numpy(dtype) -> np.dtype:

@@ -309,6 +309,7 @@ class CallPlan:
             node._aliased = {k for k in node.output_names
                              if fx_out[k].untyped_storage().data_ptr() in owned}
         return frozenset(k for k in self.names if k not in node._aliased
+                         and node.output_dtypes[k].isnative  # a view of a big-endian input stays one
                          and out[k].dtype == to_torch(node.output_dtypes[k])
                          and not out[k].is_conj() and not out[k].requires_grad)
 
