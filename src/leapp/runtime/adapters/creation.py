@@ -50,17 +50,25 @@ def full(m, shape, fill_value, dtype=None, order="C", *, device=None, like=None)
 
 @impl("numpy.linspace")
 def linspace(m, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
-    compute = np.result_type(m.np_dtype(start) if not isinstance(m.np_dtype(start), type) else float,
-                             m.np_dtype(stop) if not isinstance(m.np_dtype(stop), type) else float, float)
+    # NumPy's own steps (numpy/_core/function_base.py), in NumPy's dtype: the ends' result type
+    # made inexact (a float32 array and a Python float stay float32); dtype= only casts the result
+    raw = m.node.args if m.node is not None else ()
+    ends = [raw[i].dtype if i < len(raw) and isinstance(raw[i], np.generic)  # a strong NumPy scalar
+            else x if type(x) in (bool, int, float, complex) else m.np_dtype(x)  # a Python number: weak
+            for i, x in enumerate((start, stop))]
+    compute = np.result_type(*ends, 0.0)
     lo, hi = m.tensor(start, compute), m.tensor(stop, compute)
     div = (num - 1) if endpoint else num
     delta = hi - lo
     extra = len(np.broadcast_shapes(m.shape_of(start), m.shape_of(stop)))
-    steps = m.tensor(np.arange(num, dtype=compute).reshape((-1,) + (1,) * extra))
+    y = m.tensor(np.arange(num, dtype=compute).reshape((-1,) + (1,) * extra))
     if div > 0:
-        y = steps * (delta / div) + lo
+        step = delta / div
+        # a zero step anywhere (denormal ends) makes NumPy compute y / div * delta everywhere
+        y = torch.where(torch.any(step == 0), y / div * delta, y * step)
     else:
-        y = steps * delta + lo
+        y = y * delta
+    y = y + lo
     if endpoint and num > 1:
         last = m.tensor((np.arange(num) == num - 1).reshape((-1,) + (1,) * extra))
         y = torch.where(last, hi, y)
