@@ -130,6 +130,36 @@ def cbrt(m, x, dtype=None, **kw):
     return m.cast(m.mark(out, loop, m.shape), m.dtype)
 
 
+@impl("numpy.sqrt")
+def sqrt(m, x, dtype=None, **kw):
+    # IEEE sqrt is correctly rounded, and NumPy's is; torch's CPU kernel (vectorised math
+    # library code) is off by an ulp in about 0.7% of float32 and float64 elements. float32 and
+    # float16 take the square root in float64, rounded once: an error of an ulp of float64 never
+    # crosses a float32 rounding boundary (sqrt of a float32 is never that close to one), so
+    # the result is NumPy's bit for bit. float64 (and complex) stay torch's: within an ulp.
+    loops = loop_dtypes(m, np.sqrt, (x,), dtype)
+    x = m.cast(x, loops[0])
+    if loops[0] in (np.float32, np.float16):
+        out = torch.sqrt(x.to(torch.float64)).to(m.torch_dtype(loops[-1]))
+    else:
+        out = torch.sqrt(m.tensor(x))
+    return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
+
+
+@impl("numpy.rad2deg", "numpy.degrees")
+def rad2deg(m, x, dtype=None, **kw):
+    # NumPy's float32 loop multiplies by 180.0f / NPY_PIf, a float32 division (57.295776), not by
+    # 180/pi rounded to float32 (57.29578) as torch.rad2deg does; float16 runs the float32 loop
+    loops = loop_dtypes(m, np.rad2deg, (x,), dtype)
+    x = m.cast(x, loops[0])
+    if loops[0] in (np.float32, np.float16):
+        factor = float(np.float32(180.0) / np.float32(np.pi))
+        out = torch.mul(x.to(torch.float32), factor).to(m.torch_dtype(loops[-1]))
+    else:
+        out = torch.rad2deg(m.tensor(x))
+    return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
+
+
 @impl("numpy.reciprocal")
 def reciprocal(m, x, dtype=None, **kw):
     x = m.cast(x, loop_dtypes(m, np.reciprocal, (x,), dtype)[0])
