@@ -120,8 +120,9 @@ def cross(m, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axisb != m.ndim(b) - 1:
         y = torch.movedim(y, axisb, -1)
     na, nb = m.shape_of(a)[axisa], m.shape_of(b)[axisb]
-    a0, a1, a2 = x[..., 0], x[..., 1], x[..., 2] if na == 3 else None
-    b0, b1, b2 = y[..., 0], y[..., 1], y[..., 2] if nb == 3 else None
+    ua, ub = torch.unbind(x, -1), torch.unbind(y, -1)  # one op each, not three indexings (2 us each)
+    a0, a1, a2 = ua[0], ua[1], ua[2] if na == 3 else None
+    b0, b1, b2 = ub[0], ub[1], ub[2] if nb == 3 else None
     if na == 2 and nb == 2:
         return a0 * b1 - a1 * b0
     if na == 2:  # a2 = 0
