@@ -81,3 +81,14 @@ def test_cross_is_numpys_product_by_product(dtype):
     for g, w in zip(got, want, strict=True):
         assert g.shape == w.shape
         _bits_equal(g, w) if w.dtype.kind == "f" else np.testing.assert_array_equal(g, w)
+
+
+def test_linalg_cross_is_numpys_product_by_product():
+    def fn(a, b, c, d):
+        return np.linalg.cross(a, b), np.linalg.cross(c, d, axis=0)
+
+    rng = np.random.default_rng(6)
+    a, b = ((rng.standard_normal((4000, 3)) * 10).astype(np.float32) for _ in range(2))
+    c, d = ((rng.standard_normal((3, 50)) * 10).astype(np.float32) for _ in range(2))
+    for g, w in zip(leapp.compile(fn)(a, b, c, d), fn(a, b, c, d), strict=True):
+        _bits_equal(g, w)

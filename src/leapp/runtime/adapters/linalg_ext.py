@@ -13,7 +13,7 @@ import torch
 
 from ...errors import UnsupportedArgumentError
 from . import impl
-from .linalg import norm
+from .linalg import cross, norm
 
 
 def _la_dtype(m, a):
@@ -186,8 +186,7 @@ def la_outer(m, x1, x2, /):
 
 @impl("numpy.linalg.cross")
 def la_cross(m, x1, x2, /, *, axis=-1):
-    x, y = torch.broadcast_tensors(m.tensor(x1, m.dtype), m.tensor(x2, m.dtype))
-    return torch.linalg.cross(x, y, dim=axis)
+    return cross(m, x1, x2, axis=axis)  # NumPy's is np.cross(x1, x2, axis=axis) on 3-vectors
 
 
 @impl("numpy.linalg.matmul")
