@@ -384,6 +384,8 @@ def _close(got, want, rtol, atol):
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape or got.dtype != want.dtype:
         return False
+    if (got == want).all():  # the usual case, and a tenth of allclose's cost (NaN falls through)
+        return True
     if want.dtype.kind in "fc":
         # a few units in the last place: float16 sums round differently in torch
         # (it accumulates in float32), and rtol=1e-5 is below float16's resolution
