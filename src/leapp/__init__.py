@@ -14,6 +14,7 @@ _LAZY = {
     "session": "leapp.api",
     "stop": "leapp.api",
     "compile_graph": "leapp.api",
+    "reset": "leapp.api",
     "annotate": "leapp.api",
     # deployed pipelines
     "load_pipeline": "leapp.pipeline.runtime",

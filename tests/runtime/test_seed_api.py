@@ -201,6 +201,21 @@ def test_api_misuse_is_a_clear_error():
         annotate.output_tensors("other", {"y": np.ones(2)})
 
 
+def test_reset_discards_a_broken_session_and_restores_numpy():
+    from leapp.runtime import state
+
+    original = np.asarray
+    leapp.start("broken")
+    annotate.input_tensors("n", {"x": np.ones(2)})  # a node left open, as after an exception
+    leapp.reset()
+    assert np.asarray is original and state.current() is None
+    leapp.start("fresh")  # the next session starts clean
+    x = annotate.input_tensors("n", {"x": np.ones(2)})
+    annotate.output_tensors("n", {"y": x + 1.0})
+    leapp.stop()
+    assert "reset" in dir(leapp)
+
+
 def test_numpy_is_restored_after_stop():
     original = np.asarray
     leapp.start("restore")
