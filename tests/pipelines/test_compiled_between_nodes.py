@@ -85,3 +85,18 @@ def test_inside_a_node_it_is_still_recorded_into_the_node():
     assert scale.graphs == []  # inlined into the node's trace
     p = leapp.compile_graph(validate=True)
     np.testing.assert_array_equal(p["pre"](x=X * np.float32(0.25))["y"], np.clip(X * np.float32(0.75), -1, 1))
+
+
+def test_trace_and_validate_inside_an_open_node_make_the_function_s_own_graph():
+    # cf.trace/cf.validate make cf's graph from example values; inside a node they used to fail
+    # ("cannot trace ... while 'n' is being traced"); the node's own graph is untouched
+    _fresh()
+    with leapp.session("inside_node"):
+        x = annotate.input_tensors("n", {"x": X})
+        graph = scale.trace(x)  # a traced leaf is read as its value
+        report = scale.validate(X * np.float32(2.0))
+        annotate.output_tensors("n", {"y": scale(x) + np.float32(1.0)})
+    assert isinstance(graph, torch.fx.GraphModule) and report.ok
+    node = leapp.compile_graph(validate=False)["n"]
+    np.testing.assert_array_equal(node(x=X)["y"], scale.fn(X) + np.float32(1.0))
+    np.testing.assert_array_equal(scale(X), scale.fn(X))

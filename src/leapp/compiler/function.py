@@ -211,9 +211,9 @@ class CompiledFunction:
         ``validate=N`` also compares the graph with the original function on N
         perturbed copies of the inputs and raises ``ValidationError`` on a mismatch.
         """
-        with _outside_gap() as gap:
-            if gap is not None:
-                args, kwargs, _ = _untraced_leaves(gap, args, kwargs)
+        with _outside_gap() as active:
+            if active is not None:
+                args, kwargs = _plain_leaves(active, args, kwargs)
             args, kwargs = self._bind(args, kwargs)
             self._graphs.pop(self._key(args, kwargs), None)
             self._fast.clear()
@@ -221,9 +221,9 @@ class CompiledFunction:
 
     def validate(self, *args, **kwargs):
         """Compare the graph for these inputs with the original function on them; returns a Validation."""
-        with _outside_gap() as gap:
-            if gap is not None:
-                args, kwargs, _ = _untraced_leaves(gap, args, kwargs)
+        with _outside_gap() as active:
+            if active is not None:
+                args, kwargs = _plain_leaves(active, args, kwargs)
             args, kwargs = self._bind(args, kwargs)
             graph = self._graph_for(args, kwargs, validate=0)
             return self._validate(graph, [(samples.to_numpy(args), samples.to_numpy(kwargs))])
@@ -527,13 +527,33 @@ class _FastCall:
 
 @contextmanager
 def _outside_gap():
-    """Suspends the gap trace of an open seed-API session (outside any node) for the block; yields it."""
+    """Suspends the calling thread's trace for the block: ``cf.trace``/``cf.validate`` make this
+    function's own graph from example values, whether called between seed-API nodes (the quiet
+    gap trace, yielded so its values can be made plain) or inside an open node (whose trace
+    nothing of this goes into: traced leaves are read as their values)."""
     active = state.current()
-    if active is None or not active.quiet:
+    if active is None:
         yield None
         return
     with state.suspended():
         yield active
+
+
+def _plain_leaves(active, args, kwargs):
+    """The arguments with traced leaves as their values (a gap trace also notes where they came from)."""
+    if active.quiet:
+        args, kwargs, _ = _untraced_leaves(active, args, kwargs)
+        return args, kwargs
+    from ..runtime.torch_interop import TracedTensor
+    from ..runtime.traced import TracedNpArray
+
+    mapping = {}
+    for path, value in flatten_inputs(args, kwargs):
+        if isinstance(value, TracedTensor):
+            mapping[path] = value.as_subclass(torch.Tensor)
+        elif isinstance(value, TracedNpArray):
+            mapping[path] = record.plain(value)
+    return replace_leaves(args, kwargs, mapping)
 
 
 def _untraced_leaves(gap, args, kwargs):
