@@ -77,3 +77,20 @@ def test_validation_beyond_the_tolerance_names_the_accumulations_not_a_leapp_bug
     assert "suspect float accumulations" in text and "numpy.sum at" in text
     assert "leapp bug" not in text
     assert any("suspect float accumulations" in str(w.message) for w in seen)
+
+
+def test_a_frozen_value_is_the_suspect_not_the_accumulations_beside_it():
+    # an error of the size of the values is no accumulation order: the float() escape is named,
+    # and the sums of the same output are not listed as suspects next to it
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with leapp.session("frozen"):
+            for _ in range(3):
+                x = annotate.input_tensors("n", {"x": rng.standard_normal(5).astype(np.float32)})
+                k = float(x.max())  # frozen into the graph
+                annotate.output_tensors("n", {"y": x * k + x.sum()})
+        node = leapp.compile_graph(validate=True)["n"]
+    text = node.validation.describe()
+    assert not node.validation.ok and "float() of a traced array" in text
+    assert "suspect float accumulations" not in text
