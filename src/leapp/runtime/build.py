@@ -82,6 +82,11 @@ class Ctx:
                 return bool(x)
             if dtype.kind in "iu" and isinstance(x, bool):
                 return int(x)
+            if dtype.kind in "fc" and dtype.itemsize < (8 if dtype.kind == "f" else 16):
+                # NumPy (NEP 50) rounds a Python number to the array's dtype first; torch keeps it
+                # at its compute precision (float32 for float16 tensors): float16 * (1/255) differs
+                with np.errstate(over="ignore"):
+                    return np.asarray(x, dtype).item()
             if dtype.kind == "f" and isinstance(x, (bool, int)):
                 return float(x)
             return x
