@@ -6,7 +6,9 @@ NumPy on the traced sample and on fresh inputs, in worker processes. Prints
 the counts (exact, refused as it should be, false refusals, mismatches),
 writes a JSON report with every failure (seed, constructs, detail, source) and
 exits 1 if there was any. ``--skip-known`` leaves out the constructs
-``everyday.KNOWN_ISSUES`` lists (as the CI slice does).
+``everyday.KNOWN_ISSUES`` lists (as the CI slice does). ``--bits`` holds a
+program that calls nothing inexact (``everyday.INEXACT``: no transcendental
+function, no float accumulation) to NumPy's bits rather than a tolerance.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ def _work(job):
 
     from fuzz import everyday
 
-    seed, skip = job
+    seed, skip, bits = job
     warnings.simplefilter("ignore")
     try:
-        out = everyday.check(seed, skip=everyday.KNOWN_ISSUES if skip else ())
+        out = everyday.check(seed, skip=everyday.KNOWN_ISSUES if skip else (), bits=bits)
     except Exception as exc:  # the harness itself failed: report it, never hide it
         return {"seed": seed, "kind": "false_refusal", "detail": f"harness {type(exc).__name__}: {exc}",
                 "constructs": []}
@@ -52,9 +54,11 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip-known", action="store_true", help="leave out everyday.KNOWN_ISSUES constructs")
     ap.add_argument("--report", default="everyday-report.json")
+    ap.add_argument("--bits", action="store_true",
+                    help="a program whose calls are all exact must match NumPy bit for bit (everyday.INEXACT)")
     args = ap.parse_args(argv)
     start = time.time()
-    jobs = [(s, args.skip_known) for s in range(args.seed, args.seed + args.programs)]
+    jobs = [(s, args.skip_known, args.bits) for s in range(args.seed, args.seed + args.programs)]
     with mp.Pool(args.workers, maxtasksperchild=500) as pool:
         results = pool.map(_work, jobs, chunksize=25)
     counts = collections.Counter(r["kind"] for r in results)

@@ -31,6 +31,28 @@ def test_everyday_slice_traces_exactly():
     assert outcomes["ill_conditioned"] <= len(SLICE) // 100, outcomes
 
 
+def test_programs_of_exact_calls_match_numpys_bits():
+    # arithmetic, comparisons, clips, indexing, concatenation... are exact in IEEE arithmetic:
+    # a tolerance would hide an adapter that rounds a Python number or a product differently
+    held, bad = 0, []
+    eligible = [s for s in range(1000, 1400) if (p := everyday.generate(s)) is not None and everyday.exact_calls_only(p)]
+    for seed in eligible[:40]:  # about one program in seven calls nothing inexact
+        out = everyday.check(seed, skip=everyday.KNOWN_ISSUES, bits=True)
+        held += out.kind == "exact"
+        if out.kind in ("false_refusal", "mismatch", "ill_conditioned"):
+            bad.append(f"seed {seed} {out.kind} {out.constructs}: {out.detail[:600]}")
+    assert not bad, "\n".join(bad)
+    assert held >= 30, held  # the slice must hold enough programs to bits
+
+
+def test_bits_mode_catches_what_the_tolerance_lets_through():
+    got = {"a": np.array([1.0, 2.0], np.float32)}
+    want = {"a": np.nextafter(got["a"], np.float32(3))}  # one ulp off
+    assert everyday.compare(got, want, "float32") is None
+    assert "not NumPy's bits" in everyday.compare_bits(got, want, "float32")
+    assert everyday.compare_bits(got, {"a": got["a"].copy()}, "float32") is None
+
+
 @pytest.mark.parametrize("seed", [3, 11, 17])
 def test_untraceable_programs_are_refused_naming_the_line(seed):
     skip = {k for k in everyday.KNOWN_ISSUES if k.startswith("untraceable")}
