@@ -109,3 +109,20 @@ def test_python_numbers_are_rounded_to_the_arrays_dtype_first(dtype):
         warnings.simplefilter("ignore", RuntimeWarning)
         for g, w in zip(leapp.compile(with_python_numbers)(x), with_python_numbers(x), strict=True):
             _bits_equal(g, w) if w.dtype.kind == "f" else np.testing.assert_array_equal(g, w)
+
+
+def divisions(a, b):
+    return a // b, a % b, np.floor_divide(a, 2.5), np.fmod(a, b), np.remainder(-a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_floor_division_and_remainders_are_numpys_bit_for_bit(dtype):
+    # NumPy's float16 loops divide in float32 and round once; torch's float16 // rounded otherwise
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal(20000) * 10).astype(dtype)
+    b = (rng.standard_normal(20000) * 3).astype(dtype) + dtype(0.1)
+    a[:4], b[:4] = [0.0, -0.0, 5.0, np.inf], [1.0, 1.0, np.inf, 2.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for g, w in zip(leapp.compile(divisions)(a, b), divisions(a, b), strict=True):
+            _bits_equal(g, w)
