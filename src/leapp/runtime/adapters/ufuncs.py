@@ -21,9 +21,9 @@ def _zero_safe(op):
             if loops[-1] == np.float16:
                 # NumPy's float16 loops divide in float32 and round once; torch's float16 floor
                 # division rounds otherwise (an ulp off in 3 of 10,000 elements)
-                x = x.to(torch.float32)
-                y = m.tensor(y, loops[1]).to(torch.float32) if isinstance(y, torch.fx.Proxy) else y
-            out = op(x, y)
+                out = op(x.to(torch.float32), y.to(torch.float32) if isinstance(y, torch.fx.Proxy) else y)
+            else:
+                out = op(x, y)
             if op is torch.remainder:  # a zero remainder takes the divisor's sign in NumPy, the dividend's in torch
                 out = torch.where(out == 0, torch.copysign(torch.zeros_like(out), m.tensor(y, loops[1])), out)
             if loops[-1] == np.float16:
