@@ -85,7 +85,9 @@ class Ctx:
             if dtype.kind in "fc" and dtype.itemsize < (8 if dtype.kind == "f" else 16):
                 # NumPy (NEP 50) rounds a Python number to the array's dtype first; torch keeps it
                 # at its compute precision (float32 for float16 tensors): float16 * (1/255) differs
-                with np.errstate(over="ignore"):
+                if abs(x) < _FINITE_BELOW[dtype.itemsize]:
+                    return np.asarray(x, dtype).item()
+                with np.errstate(over="ignore"):  # past the dtype's range: inf, as in NumPy
                     return np.asarray(x, dtype).item()
             if dtype.kind == "f" and isinstance(x, (bool, int)):
                 return float(x)
@@ -111,6 +113,11 @@ class Ctx:
 
     def torch_dtype(self, dtype):
         return to_torch(dtype)
+
+
+# Magnitudes that round to a finite value in a float of this many bytes (complex: per part), so
+# the rounding needs no np.errstate (a context manager costs six times the rounding itself)
+_FINITE_BELOW = {2: 65504.0, 4: 3.4e38, 8: 3.4e38}
 
 
 def _sub(value, env):
