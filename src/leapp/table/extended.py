@@ -143,7 +143,7 @@ EXTENDED = [
     _f("linalg.diagonal", "torch.diagonal", LA),
     _f("linalg.trace", "torch.diagonal", LA),
     _f("linalg.outer", "torch.outer", LA),
-    _f("linalg.cross", "torch.linalg.cross", LA),
+    _f("linalg.cross", "torch.mul", LA, "As np.cross: product by product, bit for bit."),
     _f("linalg.matmul", "torch.matmul", LA),
     _f("linalg.tensordot", "torch.tensordot", LA),
     _f("linalg.vecdot", "torch.linalg.vecdot", LA, aliases=("vecdot",)),

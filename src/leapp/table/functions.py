@@ -95,7 +95,8 @@ FUNCTIONS = [
     _f("triu", "torch.triu", LA),
     _f("outer", "torch.outer", LA),
     _f("inner", "torch.inner", LA),
-    _f("cross", "torch.linalg.cross", LA),
+    _f("cross", "torch.mul", LA, note="Product by product, then difference by difference, as NumPy computes "
+                                      "it (bit for bit; torch.linalg.cross may fuse them). 2-vectors too."),
     _f("linalg.norm", "torch.linalg.norm", LA),
     # array creation
     _f("zeros_like", "torch.zeros", CR, {}),

@@ -115,10 +115,11 @@ def cross(m, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         axisa = axisb = axisc = axis
     x, y = m.tensor(a, m.dtype), m.tensor(b, m.dtype)
     axisa, axisb = axisa % m.ndim(a), axisb % m.ndim(b)
+    # non-negative axes throughout: the ONNX exporter writes movedim(t, -1, 0) as an invalid Transpose
     if axisa != m.ndim(a) - 1:
-        x = torch.movedim(x, axisa, -1)
+        x = torch.movedim(x, axisa, m.ndim(a) - 1)
     if axisb != m.ndim(b) - 1:
-        y = torch.movedim(y, axisb, -1)
+        y = torch.movedim(y, axisb, m.ndim(b) - 1)
     na, nb = m.shape_of(a)[axisa], m.shape_of(b)[axisb]
     ua, ub = torch.unbind(x, -1), torch.unbind(y, -1)  # one op each, not three indexings (2 us each)
     a0, a1, a2 = ua[0], ua[1], ua[2] if na == 3 else None
@@ -131,9 +132,10 @@ def cross(m, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         c0, c1 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
     else:  # b2 = 0
         c0, c1 = torch.neg(a2 * b1), a2 * b0
-    out = torch.stack([c0, c1, a0 * b1 - a1 * b0], dim=-1)
+    last = len(m.shape) - 1
+    out = torch.stack([c0, c1, a0 * b1 - a1 * b0], dim=last)
     axisc = axisc % len(m.shape)
-    return torch.movedim(out, -1, axisc) if axisc != len(m.shape) - 1 else out
+    return torch.movedim(out, last, axisc) if axisc != last else out
 
 
 @impl("numpy.linalg.norm")
