@@ -126,3 +126,15 @@ def test_floor_division_and_remainders_are_numpys_bit_for_bit(dtype):
         warnings.simplefilter("ignore", RuntimeWarning)
         for g, w in zip(leapp.compile(divisions)(a, b), divisions(a, b), strict=True):
             _bits_equal(g, w)
+
+
+def running_sums(x):
+    return np.copysign(2.0, np.cumsum(x, axis=0)), np.cumsum(x), np.cumsum(x.astype(np.float32), axis=-1)
+
+
+def test_a_running_sum_keeps_numpys_negative_zeros():
+    # NumPy's running sum starts from the first element, torch's from +0.0: a prefix of -0.0 is
+    # -0.0 in NumPy (seed 60005582 of benchmarks/fuzz.py showed it through copysign)
+    x = np.array([[-0.0, 0.0], [-0.0, -0.0], [1.0, -0.0], [-0.0, -1.0]])
+    for g, w in zip(leapp.compile(running_sums)(x), running_sums(x), strict=True):
+        _bits_equal(g, w)

@@ -224,9 +224,15 @@ def _cumulative(fn):
         compute = wrapping(m.dtype)
         x = m.cast(a, compute)
         if axis is None or m.ndim(a) == 0:  # NumPy gives a 0-d input shape (1,) for any axis
-            out = fn(x.reshape(-1), 0)
+            x, dim = x.reshape(-1), 0
         else:
-            out = fn(x, norm_axes(axis, m.ndim(a))[0])
+            dim = norm_axes(axis, m.ndim(a))[0]
+        out = fn(x, dim)
+        if fn is torch.cumsum and np.dtype(compute).kind in "fc":
+            # NumPy's running sum starts from the first element; torch's from +0.0, so a prefix of
+            # -0.0 sums to +0.0 in torch and stays -0.0 in NumPy (copysign, 1/x, arctan2 tell)
+            negative_zero = (torch.signbit(x) & (x == 0)).to(torch.int32)
+            out = torch.where(torch.cumprod(negative_zero, dim).to(torch.bool), x, out)
         return m.cast(m.mark(out, torch_result(compute), m.shape), m.dtype)
 
     return adapter
