@@ -16,6 +16,7 @@ import inspect
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain, repeat
 
 import numpy as np
 import torch
@@ -211,7 +212,7 @@ class CompiledFunction:
         ``validate=N`` also compares the graph with the original function on N
         perturbed copies of the inputs and raises ``ValidationError`` on a mismatch.
         """
-        with _outside_gap() as active:
+        with _outside_trace() as active:
             if active is not None:
                 args, kwargs = _plain_leaves(active, args, kwargs)
             args, kwargs = self._bind(args, kwargs)
@@ -221,7 +222,7 @@ class CompiledFunction:
 
     def validate(self, *args, **kwargs):
         """Compare the graph for these inputs with the original function on them; returns a Validation."""
-        with _outside_gap() as active:
+        with _outside_trace() as active:
             if active is not None:
                 args, kwargs = _plain_leaves(active, args, kwargs)
             args, kwargs = self._bind(args, kwargs)
@@ -426,6 +427,7 @@ def _signature_of(fn):
 _ndarray = np.ndarray
 _thread = state.local  # its .trace is state.current(), read without the call
 _MAX_FAST = 256
+_POSITIONAL = repeat(None)  # the name of every positional argument in fast_key's single loop
 _SCALARS = frozenset({int, float, bool, complex, str, bytes, type(None)})
 
 
@@ -440,7 +442,9 @@ def fast_key(args, kwargs):
     """
     key = [len(args)]
     add = key.append
-    for v in args:
+    for k, v in chain(zip(_POSITIONAL, args, strict=False), kwargs.items()) if args else kwargs.items():
+        if k is not None:
+            add(k)
         t = type(v)
         if t is _ndarray:
             add(v.shape)
@@ -448,19 +452,7 @@ def fast_key(args, kwargs):
             add(v.dtype)
         elif t in _SCALARS:
             add(t)
-            add(repr(v) if t is float or t is complex else v)
-        else:
-            return None
-    for k, v in kwargs.items():
-        t = type(v)
-        add(k)
-        if t is _ndarray:
-            add(v.shape)
-            add(v.strides)
-            add(v.dtype)
-        elif t in _SCALARS:
-            add(t)
-            add(repr(v) if t is float or t is complex else v)
+            add(samples.exact(v))  # -0.0 is not 0.0, every NaN is one key: as the signature
         else:
             return None
     return tuple(key)
@@ -526,7 +518,7 @@ class _FastCall:
 
 
 @contextmanager
-def _outside_gap():
+def _outside_trace():
     """Suspends the calling thread's trace for the block: ``cf.trace``/``cf.validate`` make this
     function's own graph from example values, whether called between seed-API nodes (the quiet
     gap trace, yielded so its values can be made plain) or inside an open node (whose trace

@@ -338,26 +338,17 @@ def _forward_of(gm):
 
 def _make_direct(runner, picks, pairs):
     from_numpy = _from_numpy
-    if all(type(w) is str for w in picks):
-        def direct(args, kwargs):
-            tensors = []
-            for w in picks:
-                a = kwargs[w]
-                if not a.flags.writeable:
-                    return None
-                tensors.append(from_numpy(a))
-            out = runner(*tensors)
-            return {k: out[n].numpy() for k, n in pairs}
-    else:
-        def direct(args, kwargs):
-            tensors = []
-            for w in picks:
-                a = args[w] if type(w) is int else kwargs[w]
-                if not a.flags.writeable:
-                    return None
-                tensors.append(from_numpy(a))
-            out = runner(*tensors)
-            return {k: out[n].numpy() for k, n in pairs}
+
+    def direct(args, kwargs):
+        tensors = []
+        for w in picks:
+            a = args[w] if type(w) is int else kwargs[w]
+            if not a.flags.writeable:
+                return None
+            tensors.append(from_numpy(a))
+        out = runner(*tensors)
+        return {k: out[n].numpy() for k, n in pairs}
+
     return direct
 
 
