@@ -82,6 +82,26 @@ def test_int_bool_reduction_and_mixed_comparisons_through_onnxruntime(tmp_path):
         np.testing.assert_array_equal(got["output_" + key], value)
 
 
+def _running_counts(u, i):
+    return {"wrapped": np.cumsum(i, axis=1, dtype=np.int8), "bytes": np.cumsum(u, axis=0, dtype=np.uint8),
+            "seen": np.cumsum(i < 0, axis=1, dtype=np.bool_), "method": u.cumsum(), "default": np.cumsum(u > 9)}
+
+
+def test_narrow_integer_and_bool_running_sums_export_to_onnxruntime(tmp_path):
+    # ORT's CumSum has no bool, int8, uint8 or int16 kernel: the export sums those in int64
+    rng = np.random.default_rng(3)
+    def draw():
+        return {"u": rng.integers(0, 256, (3, 40)).astype(np.uint8), "i": rng.integers(-128, 128, (3, 40)).astype(np.int8)}
+    node = _trace(_running_counts, draw())
+    path = str(tmp_path / "counts.onnx")
+    export_node(node, path, "onnx")
+    fresh = draw()
+    got, want = _ort(path, fresh), _running_counts(**fresh)
+    for key, value in want.items():
+        assert got["output_" + key].dtype == value.dtype, key
+        np.testing.assert_array_equal(got["output_" + key], value, err_msg=key)
+
+
 @pytest.mark.parametrize("fmt", ["torchscript", "pt2"])
 def test_torch_formats_round_trip(robot, tmp_path, fmt):
     import torch

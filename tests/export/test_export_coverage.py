@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import export_parity  # noqa: E402
 
 SAMPLE = ("numpy.expm1", "numpy.floor_divide", "numpy.sort", "numpy.interp", "numpy.cumprod",
-          "numpy.max", "numpy.bitwise_xor", "numpy.mean", "numpy.cross")
+          "numpy.max", "numpy.bitwise_xor", "numpy.mean", "numpy.cross", "numpy.cumsum")
 DATA = export_coverage()
 
 

@@ -502,6 +502,15 @@ cummin = _cumulative(lambda new, prev: new <= prev)
 # --- scans, searches, gathers -------------------------------------------------------------
 
 
+def cumsum(x, dim, *, dtype=None):
+    """onnxruntime's CumSum has no bool, int8, uint8 or int16 kernel: sum those in int64, which is
+    what torch.cumsum gives for them anyway (a narrower result dtype wraps, as NumPy's does)."""
+    if x.dtype in _NARROW_INTS or x.dtype == torch.bool:
+        out = torch.cumsum(x.to(torch.int64), dim)
+        return out if dtype is None else out.to(dtype)
+    return torch.cumsum(x, dim) if dtype is None else torch.cumsum(x, dim, dtype=dtype)
+
+
 def cumprod(x, dim, *, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
@@ -953,7 +962,7 @@ FUNCTIONS = {
     torch.maximum: maximum, torch.minimum: minimum, torch.fmax: fmax, torch.fmin: fmin,
     torch.floor_divide: floor_divide, torch.remainder: remainder,
     torch.bitwise_xor: bitwise_xor, torch.bitwise_or: bitwise_or, torch.bitwise_and: bitwise_and,
-    torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
+    torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
     torch.add: add, torch.mul: mul, torch.mean: mean,
@@ -970,7 +979,7 @@ FUNCTIONS = {
     torch.linalg.inv: linalg_inv, torch.linalg.slogdet: linalg_slogdet, torch.diagonal: diagonal, torch.diag: diag, torch.linalg.solve: linalg_solve, torch.linalg.det: linalg_det, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
-           "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
+           "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
            "clamp": clamp, "clip": clamp, "mean": mean,
            "ceil": ceil, "floor": floor, "round": round_, "squeeze": squeeze, "nonzero": nonzero,
            "isnan": isnan_, "isinf": isinf_, "isfinite": isfinite_, "trace": trace,
