@@ -4,7 +4,10 @@
 
 1. Per-op overhead on 64-element float32 arrays: a traced op against the same
    plain NumPy op, interleaved round by round, best round of each (goal, issue
-   11: at most 6x).
+   11: at most 6x). Under basic slicing it also prints the floor any
+   ndarray-subclass tracer pays before recording anything: a Python
+   ``__getitem__`` that returns a view of its subclass, then that plus reading
+   the caller's frame (the source line every node carries).
 2. The seed example traced end to end (input_tensors .. output_tensors), and
    lowered to FX with the dtype check and self-check (goal: under 1 ms for both).
 3. A chain of 100,000 ops traced and lowered (goal: lowering under 5 s); pass
@@ -78,6 +81,43 @@ def _round(op, a, b, n):
     for _ in range(n):
         op(a, b)
     return (time.perf_counter() - t) / n
+
+
+class _Floor(np.ndarray):
+    """The least an ndarray subclass that hooks indexing pays: TracedNpArray's slots and defaults,
+    a Python ``__getitem__`` returning a view of its own class, and nothing recorded."""
+
+    __slots__ = ("_a", "_b", "_c", "_d", "_e", "_f")
+    _where = False  # also read the caller's frame, as a tracer must to know the source line
+
+    def __array_finalize__(self, obj):
+        self._a = self._b = self._c = self._d = None
+        self._e = self._f = 0
+
+    def __getitem__(self, index):
+        if _Floor._where:
+            frame = sys._getframe(1)
+            _SEEN.get((id(frame.f_code), frame.f_lasti))
+        return np.ndarray.view(np.ndarray.view(self, np.ndarray)[index], _Floor)
+
+
+_SEEN: dict = {}
+
+
+def slicing_floor(n=200, rounds=40):
+    """``x[2:10]`` on ``_Floor`` without and with the frame read: ratios to NumPy, measured as per_op."""
+    x0 = np.linspace(-2, 2, 64, dtype=np.float32)
+    x = x0.view(_Floor)
+    rows = []
+    for where in (False, True):
+        _Floor._where = where
+        plain = hooked = float("inf")
+        for _ in range(rounds):
+            plain = min(plain, _round(OPS["x[2:10]"], x0, None, n))
+            hooked = min(hooked, _round(OPS["x[2:10]"], x, None, n))
+        rows.append((plain * 1e6, hooked * 1e6, hooked / plain))
+    _Floor._where = False
+    return rows
 
 
 MEAN = np.array([0.1, -0.2, 0.05, 0.0, 0.3, -0.1], np.float32)
@@ -180,6 +220,9 @@ def main():
     print(f"   {'op':<20} {'numpy us':>9} {'traced us':>10} {'ratio':>7}  (goal <= 6x)")
     for name, plain, traced, ratio in per_op():
         print(f"   {name:<20} {plain:9.2f} {traced:10.2f} {ratio:6.1f}x")
+    (p0, h0, r0), (p1, h1, r1) = slicing_floor()
+    print(f"   floor under x[2:10], nothing recorded: a Python __getitem__ on a slotted subclass "
+          f"{h0:.2f} us ({r0:.1f}x NumPy {p0:.2f} us); with the caller's frame read {h1:.2f} us ({r1:.1f}x)")
     eager, trace_t, lower_t = seed_end_to_end()
     print("2. seed example, one traced pass (median of 50)")
     print(f"   eager NumPy pass {eager * 1e6:.1f} us; traced pass {trace_t * 1e3:.3f} ms "
