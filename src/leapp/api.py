@@ -304,6 +304,7 @@ def _make_input(trace, key, value):
     traced = np.ndarray.view(array, TracedNpArray)
     traced._lp_node = node
     traced._lp_plain = array  # the same memory, plain: what NumPy computes on
+    traced._lp_scalar = not isinstance(value, np.ndarray)  # a NumPy scalar or Python number
     return traced
 
 

@@ -109,17 +109,22 @@ def test_regression(name):
 
 
 def test_power_half_of_numpy_scalars_follows_numpy_scalar_math():
-    # Python's ** on NumPy scalars is NumPy's scalar math (C pow: (-inf) ** 0.5 is inf), while the
-    # ufunc loop on arrays takes sqrt (nan). leapp keeps reduction results as 0-d arrays, so the value
-    # seen *while tracing* takes the loop; the graph follows the user's code under plain NumPy (inf).
-    # The self-check notices the difference on the traced sample and says so rather than hide it.
+    # Python's ** between NumPy scalars is NumPy's scalar math (C pow: (-inf) ** 0.5 is inf,
+    # (-0.0) ** 0.5 is 0.0), while the ufunc loop on arrays takes sqrt (nan, -0.0). leapp traces a
+    # reduction's result as a 0-d array marked as a NumPy scalar, and computes ** on it as the
+    # scalar math, eagerly and in the graph (tests/runtime/test_numpy_scalars.py has the types).
+    import warnings
+
     from leapp.errors import LeappInternalWarning
-    from leapp.runtime.tracing import trace_function
 
     def fn(a):
-        return (-np.inf) ** np.min(a[6:7])
+        low = np.min(a[6:7])  # 0.5
+        neg = np.min(a[:2])  # -inf
+        zero = np.max(a[1:2])  # -0.0
+        return (-np.inf) ** low, neg ** 0.5, zero ** 0.5, np.signbit(zero ** 0.5), neg ** low
 
-    with pytest.warns(LeappInternalWarning, match="does not reproduce the traced sample"):
-        traced = trace_function(fn, (F32,), {}, names=["a"])
-    assert np.asarray(fn(F32)) == np.inf
-    assert traced.node(a=F32)["output"] == np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LeappInternalWarning)
+        traced = check(fn, F32, samples=[(F32[::-1].copy(),)])
+    got = traced.node(a0=F32)
+    assert [float(got[n]) for n in traced.node.output_names] == [np.inf, np.inf, 0.0, 0.0, np.inf]

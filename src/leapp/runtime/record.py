@@ -226,12 +226,14 @@ def write(trace, arr, node, loc):
 
 
 def wrap(result, node):
-    """A traced array (0-d for NumPy scalars) carrying ``node``."""
-    if not isinstance(result, np.ndarray):
+    """A traced array (0-d for NumPy scalars, marked ``_lp_scalar``) carrying ``node``."""
+    scalar = not isinstance(result, np.ndarray)
+    if scalar:
         result = np.asarray(result)
     out = _plain_view(result, _TracedNpArray)
     out._lp_node = node
     out._lp_plain = result if type(result) is np.ndarray else None
+    out._lp_scalar = scalar
     return out
 
 

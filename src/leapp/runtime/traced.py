@@ -75,6 +75,7 @@ class TracedNpArray(np.ndarray):
         "_lp_ver",  # root version this view's node was derived at
         "_lp_version",  # on roots: how many writes so far
         "_lp_plain",  # a plain ndarray view of the same memory, when known
+        "_lp_scalar",  # True: NumPy would hold this 0-d value as a NumPy scalar (immutable)
     )
 
     # --- NumPy's dispatch hooks ---------------------------------------------
@@ -85,6 +86,7 @@ class TracedNpArray(np.ndarray):
         # NumPy's C code straight from the user's line (a scalar type called on it: np.int64(x)).
         self._lp_node = self._lp_parent = self._lp_root = self._lp_plain = None
         self._lp_ver = self._lp_version = 0
+        self._lp_scalar = False
         if type(obj) is TracedNpArray and (obj._lp_node is not None or obj._lp_parent is not None):
             _converted_in_c(self, obj, sys._getframe(1))
 
@@ -113,7 +115,8 @@ class TracedNpArray(np.ndarray):
                             loc = user_location()
                     else:
                         loc = _parse_site(site)
-                    if type(result) is not _ndarray:
+                    scalar = type(result) is not _ndarray  # NumPy gave a scalar
+                    if scalar:
                         result = np.asarray(result)
                     nodes = trace.nodes  # Trace.add and ir.new_node, inline
                     node = _Node()
@@ -129,6 +132,7 @@ class TracedNpArray(np.ndarray):
                     out = _plain_view(result, TracedNpArray)
                     out._lp_node = node
                     out._lp_plain = result
+                    out._lp_scalar = scalar
                     return out
         if trace is None:
             return getattr(ufunc, method)(
@@ -179,6 +183,7 @@ class TracedNpArray(np.ndarray):
                 if type(result) is not _ndarray:
                     result = np.asarray(result)
                     out = _plain_view(result, TracedNpArray)
+                    out._lp_scalar = True
                 else:
                     out = _plain_view(result, TracedNpArray)
                     out._lp_parent = (self, "index", index, loc)  # record.make_view, inline
@@ -447,7 +452,8 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
         loc = frame_location(frame) or user_location()
     else:
         loc = _parse_site(site)
-    if type(result) is not _ndarray:
+    scalar = type(result) is not _ndarray  # NumPy gave a scalar
+    if scalar:
         result = np.asarray(result)
     nodes = trace.nodes  # Trace.add, inline
     node = new_node(name, args, None, result.dtype, result.shape, loc, len(nodes))
@@ -455,6 +461,7 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
     out = _plain_view(result, TracedNpArray)
     out._lp_node = node
     out._lp_plain = result
+    out._lp_scalar = scalar
     return out
 
 
@@ -530,7 +537,8 @@ def _operator(ufunc, reflected, fallback):
                 loc = user_location()
         else:
             loc = _parse_site(site)
-        if type(result) is not _ndarray:
+        scalar = type(result) is not _ndarray  # NumPy gave a scalar
+        if scalar:
             result = np.asarray(result)
         nodes = trace.nodes
         node = _Node()
@@ -546,13 +554,73 @@ def _operator(ufunc, reflected, fallback):
         out = _plain_view(result, TracedNpArray)
         out._lp_node = node
         out._lp_plain = result
+        out._lp_scalar = scalar
         return out
 
     operator.__doc__ = fallback.__doc__
     return operator
 
 
+def _in_place(short):
+    """``s += o`` on a value NumPy holds as a scalar rebinds ``s`` to ``s + o`` (NumPy scalars are
+    immutable); on the 0-d array that stands for it here it would write through every alias."""
+    in_place = getattr(_ndarray, f"__i{short}__")
+    binary = f"__{short}__"
+
+    def operator(self, other):
+        if self._lp_scalar:
+            return getattr(self, binary)(other)
+        return in_place(self, other)
+
+    operator.__doc__ = in_place.__doc__
+    return operator
+
+
+def _power(self, other, mod=None):
+    """``**``. ndarray's takes np.square for ``x ** 2`` (bool ** 2 is int8) and np.sqrt for
+    ``x ** 0.5`` (sqrt(-0.0) is -0.0). Between NumPy scalars it is NumPy's scalar math: np.power's
+    types (bool ** 2 is int64) and C's pow, without the sqrt (pow(-0.0, 0.5) is 0.0, of -inf
+    inf). The 0-d array standing for a scalar does the latter (``_scalar_power``)."""
+    if mod is None and self._lp_scalar and _scalar_operand(other):
+        return _scalar_power(self, other, reflected=False)
+    return _ndarray.__pow__(self, other) if mod is None else _ndarray.__pow__(self, other, mod)
+
+
+def _rpower(self, other, mod=None):
+    if mod is None and self._lp_scalar and _scalar_operand(other):
+        return _scalar_power(self, other, reflected=True)
+    return _ndarray.__rpow__(self, other) if mod is None else _ndarray.__rpow__(self, other, mod)
+
+
+def _scalar_operand(x):
+    if type(x) is TracedNpArray:
+        return x._lp_scalar
+    return type(x) in (int, float, bool, complex)
+
+
+def _scalar_power(self, other, reflected):
+    """``self ** other`` (or ``other ** self``) as NumPy's scalar math, recorded as np.power.
+
+    A Python number becomes a 0-d constant of the dtype NEP 50 gives it next to ``self``, so the
+    graph raises a tensor to a tensor (torch's C pow: torch.pow(x, 0.5) of a Python 0.5 is sqrt)."""
+    if type(other) is not TracedNpArray:
+        other = np.asarray(other, dtype=np.result_type(self.dtype, other))
+    args = (other, self) if reflected else (self, other)
+    return record.record_call("numpy.power", _c_pow, args, {}, _loc())
+
+
+def _c_pow(a, b):
+    return a[()] ** b[()]  # two NumPy scalars: NumPy's scalar math
+
+
 def _install_operators():
+    for short in (*_BINARY_OPERATORS, "pow", "matmul"):
+        op = _in_place(short)
+        op.__name__ = op.__qualname__ = f"__i{short}__"
+        setattr(TracedNpArray, op.__name__, op)
+    TracedNpArray.__pow__, TracedNpArray.__rpow__ = _power, _rpower
+    _power.__name__ = _power.__qualname__ = "__pow__"
+    _rpower.__name__ = _rpower.__qualname__ = "__rpow__"
     for short, ufunc in _BINARY_OPERATORS.items():
         for dunder, reflected in ((f"__{short}__", False), (f"__r{short}__", True)):
             op = _operator(ufunc, reflected, getattr(_ndarray, dunder))
@@ -603,6 +671,7 @@ def _fast_getitem(trace, arr, index, frame):
     out = _plain_view(result, TracedNpArray)
     out._lp_node = trace.add("ndarray.__getitem__", (node, index), None, result.dtype, result.shape, loc)
     out._lp_plain = result
+    out._lp_scalar = not is_view and result.ndim == 0
     if is_view:
         record.make_view(out, arr, "index", index, loc)
     return out
@@ -783,7 +852,8 @@ def _bare_reduction(method, name, func):
             return func(self, *args, **kwargs)
         p = self._lp_plain
         result = unbound(p if p is not None else _plain_view(self, _ndarray))
-        if type(result) is not _ndarray:
+        scalar = type(result) is not _ndarray  # NumPy gave a scalar
+        if scalar:
             result = np.asarray(result)
         loc = _frame_loc(sys._getframe(1))
         nodes = trace.nodes
@@ -792,6 +862,7 @@ def _bare_reduction(method, name, func):
         out = _plain_view(result, TracedNpArray)
         out._lp_node = node
         out._lp_plain = result
+        out._lp_scalar = scalar
         return out
 
     return delegate

@@ -181,6 +181,7 @@ def _traced_input(trace, key, value):
     traced = np.ndarray.view(plain, TracedNpArray)
     traced._lp_node = node
     traced._lp_plain = plain  # the same memory, plain: what NumPy computes on
+    traced._lp_scalar = not isinstance(value, np.ndarray)  # a NumPy scalar or Python number
     return traced
 
 

@@ -1,0 +1,103 @@
+"""Values NumPy holds as NumPy scalars stay scalars in meaning, though leapp traces them as 0-d arrays.
+
+A reduction, a ufunc of 0-d operands or an integer index gives a NumPy scalar:
+immutable, so ``t += 1`` rebinds ``t`` and leaves every other name for the old
+value alone, and its ``**`` is ``np.power`` (``np.True_ ** 2`` is int64), not
+ndarray's shortcut through ``np.square`` (int8 for a bool array). A real 0-d
+array (``x[...]``, ``np.zeros(())``) keeps array semantics. Checked through
+``leapp.compile``, the seed API and an ONNX artifact, each against NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import leapp
+from leapp import annotate, export_formats
+
+
+def running_totals(x):
+    total = x.sum()
+    first = total  # NumPy: the value, not a name for the same memory
+    total += 1.0
+    mean = np.mean(x)
+    kept = [mean]
+    mean *= 2.0
+    head = x[0]
+    alias = head
+    head -= 10.0
+    peak = x.max()
+    peak **= 2
+    return total, first, mean, kept[0], head, alias, peak
+
+
+def real_zero_d(x):
+    box = np.zeros(())  # a 0-d array: += writes into it, and every name for it sees that
+    view = box[...]
+    view += x.sum()
+    return box, view
+
+
+def powers(x):
+    flag = (x > 0).any()  # np.bool_
+    count = x[0] > 1.0  # np.bool_ from a comparison of a NumPy scalar
+    return flag ** 2, count ** 2, (x > 0) ** 2, np.power(x.sum(), 2)
+
+
+compiled_totals = leapp.compile(running_totals)
+compiled_zero_d = leapp.compile(real_zero_d)
+compiled_powers = leapp.compile(powers)
+
+X = np.array([1.5, -2.0, 4.0, 0.25])
+
+
+def _same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn, cf", [(running_totals, compiled_totals), (real_zero_d, compiled_zero_d),
+                                    (powers, compiled_powers)], ids=["scalars", "0-d array", "powers"])
+def test_compile_keeps_numpy_scalar_semantics(fn, cf):
+    for x in (X, X[::-1].copy(), -X):
+        want = fn(x.copy())
+        got = cf(x.copy())
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+
+
+def test_the_first_name_keeps_the_old_value():
+    total, first, mean, kept, head, alias, peak = compiled_totals(X)
+    assert total == first + 1.0 and mean == 2.0 * kept and head == alias - 10.0
+    assert peak == X.max() ** 2
+
+
+def test_bool_scalar_squared_is_int64_and_bool_array_squared_is_int8():
+    flag, count, mask, total = compiled_powers(X)
+    assert (np.asarray(flag).dtype, np.asarray(count).dtype) == (np.int64, np.int64)
+    assert mask.dtype == np.int8
+    assert np.asarray(total).dtype == np.float64
+
+
+def test_seed_api_keeps_numpy_scalar_semantics():
+    leapp.start("scalars")
+    x = annotate.input_tensors("totals", {"x": X})  # one input: the array itself
+    outs = running_totals(x)
+    annotate.output_tensors("totals", {f"o{i}": o for i, o in enumerate(outs)})
+    leapp.stop()
+    node = leapp.compile_graph(validate=False)["totals"]
+    got = node(x=-X)
+    for i, want in enumerate(running_totals(-X)):
+        _same(got[f"o{i}"], want)
+
+
+def test_the_onnx_artifact_keeps_numpy_scalar_semantics(tmp_path):
+    compiled_totals(X)
+    path = str(tmp_path / "totals.onnx")
+    compiled_totals.export(path, "onnx")
+    run = export_formats.LOADERS["onnx"](path, ["x"])
+    for g, w in zip(run({"x": -X}), running_totals(-X), strict=True):
+        _same(g, w)
