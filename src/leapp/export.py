@@ -62,7 +62,12 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
         gm, graph = _batch_free(node, gm, example)
         dynamic = _dynamic_spec(graph, example, rng)
     args = tuple(_tensor(example[n]) for n in node.input_names)
-    module, notes = prepare(gm, node.output_names, onnx=format == "onnx", example=args)
+    try:
+        module, notes = prepare(gm, node.output_names, onnx=format == "onnx", example=args)
+    except Exception as exc:  # a decomposition that does not run on these inputs: leapp's bug
+        raise ExportError(f"preparing node {node.name!r} for {format} failed (a leapp bug; please "
+                          f"report it): {type(exc).__name__}: {_first_line(exc)}. Nothing was written. "
+                          f"Try {_OTHER_FORMAT[format]}") from exc
     # A private folder next to the target, holding a file of the target's own name: formats that
     # are zip archives name their root folder after the file, so the bytes do not depend on a
     # temporary name, and os.replace stays on one file system (atomic).

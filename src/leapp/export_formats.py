@@ -9,7 +9,10 @@ onnxruntime are imported here, lazily, only when that format is asked for.
 ONNX exporter: ``auto`` uses torch's TorchScript-based exporter
 (``dynamo=False``) while this torch still ships it: measured here it is about
 20x faster (0.03-0.5 s against 2-12 s per graph) and, like the dynamo
-exporter, byte-deterministic. ``dynamo`` selects ``torch.export`` + onnxscript.
+exporter, byte-deterministic. ``dynamo`` selects ``torch.export`` + onnxscript;
+``auto`` takes it too for a graph with an empty tensor on the example inputs,
+where the TorchScript-based exporter's shape helpers divide by the element
+count (a floating point exception that would end the process).
 """
 
 from __future__ import annotations
@@ -29,7 +32,12 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
 
     opset = opset or DEFAULT_OPSET
     if exporter == "auto":
-        exporter = "torchscript"
+        # the TorchScript-based exporter crashes the process (SIGFPE) on empty tensors
+        exporter = "dynamo" if getattr(module, "leapp_has_empty", False) else "torchscript"
+    elif exporter == "torchscript" and getattr(module, "leapp_has_empty", False):
+        raise ValueError("the graph holds an empty tensor on the example inputs, on which the "
+                         "TorchScript-based ONNX exporter ends the process (a floating point exception "
+                         "in its shape helpers); use exporter='dynamo' or 'auto'")
     unsigned = getattr(module, "leapp_unsigned", None)
     if unsigned:
         from .runtime.export_lowering import WIDE

@@ -210,3 +210,47 @@ def test_export_pipeline_writes_every_node_and_the_edges(tmp_path):
     assert json.loads((tmp_path / "pipeline.json").read_text()) == description
     assert sorted(os.listdir(tmp_path)) == ["initial.npz", "pipeline.json", "scale.pt", "scale.pt.json",
                                             "shift.pt", "shift.pt.json"]
+
+
+def _empties(a, m):
+    e = np.empty_like(a)
+    e[...] = 1
+    buf = np.zeros(a.shape, a.dtype)
+    buf[...] = a
+    return {"filled": e + a, "copied": buf, "trace": np.trace(m), "any": np.any(a), "all": np.all(a),
+            "flat": a.reshape(-1, 1)}
+
+
+def test_empty_tensors_export_without_ending_the_process(tmp_path):
+    # The TorchScript-based exporter divides by the element count in its reshape, index and
+    # index_put helpers: a floating point exception. leapp takes the dynamo exporter there.
+    inputs = {"a": np.zeros(0, np.int32), "m": np.zeros((0, 3), np.int64)}
+    node = _trace(_empties, inputs)
+    path = str(tmp_path / "empty.onnx")
+    export_node(node, path, "onnx", example_inputs=inputs)
+    got, want = _ort(path, inputs), _empties(**inputs)
+    for key, value in want.items():
+        value = np.asarray(value)
+        assert got["output_" + key].dtype == value.dtype and got["output_" + key].shape == value.shape, key
+        np.testing.assert_array_equal(got["output_" + key], value, err_msg=key)
+    with pytest.raises(ExportError, match="exporter='dynamo' or 'auto'"):
+        export_node(node, str(tmp_path / "ts.onnx"), "onnx", example_inputs=inputs, exporter="torchscript")
+    assert not os.path.exists(tmp_path / "ts.onnx")
+
+
+def _masked_0d(a):
+    y = a.copy()
+    y[y > 0] = 0
+    return {"picked": a[a > 0], "written": y}
+
+
+def test_a_0d_array_under_a_0d_mask_exports_with_numpys_shapes(tmp_path):
+    # the exporter gave x[m] of 0-d x and m shape (1,) even where m is False (NumPy: (0,))
+    node = _trace(_masked_0d, {"a": np.array(-5, np.int64)})
+    path = str(tmp_path / "mask.onnx")
+    export_node(node, path, "onnx")
+    for v in (5, -3, 0):
+        got, want = _ort(path, {"a": np.array(v, np.int64)}), _masked_0d(np.array(v, np.int64))
+        for key, value in want.items():
+            assert got["output_" + key].shape == value.shape, (v, key)
+            np.testing.assert_array_equal(got["output_" + key], value)

@@ -214,18 +214,23 @@ def clamp(x, min=None, max=None):
 def add(a, b, *, alpha=None):
     """onnxruntime has no boolean Add or Mul: on bools they are ``or`` and ``and``, as in NumPy."""
     if alpha is None and _bool(a) and _bool(b):
-        return torch.logical_or(a, b)
+        return torch.logical_or(*_bool_tensors(a, b))
     return torch.add(a, b) if alpha is None else torch.add(a, b, alpha=alpha)
 
 
 def mul(a, b):
     if _bool(a) and _bool(b):
-        return torch.logical_and(a, b)
+        return torch.logical_and(*_bool_tensors(a, b))
     return torch.mul(a, b)
 
 
 def _bool(x):
     return (isinstance(x, torch.Tensor) and x.dtype == torch.bool) or isinstance(x, bool)
+
+
+def _bool_tensors(a, b):
+    """A Python bool operand as a tensor (torch's logical ops take tensors only)."""
+    return tuple(x if isinstance(x, torch.Tensor) else torch.tensor(bool(x)) for x in (a, b))
 
 
 # --- integer and float division -----------------------------------------------------------
@@ -313,9 +318,141 @@ def _onnx_unary(onnx_op, torch_op, logical=None):
 
 
 bitwise_not = _onnx_unary("BitwiseNot", torch.bitwise_not, torch.logical_not)
-asinh = _onnx_unary("Asinh", torch.asinh)
-acosh = _onnx_unary("Acosh", torch.acosh)
-atanh = _onnx_unary("Atanh", torch.atanh)
+_asinh = _onnx_unary("Asinh", torch.asinh)
+_acosh = _onnx_unary("Acosh", torch.acosh)
+_atanh = _onnx_unary("Atanh", torch.atanh)
+
+
+# --- float64 trigonometry ------------------------------------------------------------------
+# onnxruntime has no double kernel for Tan, Atan, Asin, Acos, Asinh, Acosh or Atanh (it refuses
+# to load the file). In float64 they are built here from what it has (Sin, Cos, Exp, Log, Sqrt,
+# arithmetic): an arctangent by argument reduction and a rational approximation (the classic
+# Cephes scheme, within 1 ulp of NumPy's), and the textbook identities for the others, written
+# so that nothing cancels (tests/export/test_float64_trig.py measures them in ulps). float32 and
+# float16 keep ONNX's own ops.
+
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1, -7.500855792314704667340e1,
+           -1.228866684490136173410e2, -6.485021904942025371773e1)
+_ATAN_Q = (2.485846490142306297962e1, 1.650270098316988542046e2, 4.328810604912902668951e2,
+           4.853903996359136964868e2, 1.945506571482613964425e2)
+_TAN_3PI_8 = 2.41421356237309504880
+_PI_2_LO = 6.123233995736765886130e-17  # pi/2 - float64(pi/2)
+_BIG = 2.0 ** 28  # past this, x*x no longer matters next to x (asinh, acosh)
+
+
+def _f64(x):
+    return isinstance(x, torch.Tensor) and x.dtype == torch.float64
+
+
+def _lift0d(fn):
+    """Run ``fn`` on a 0-d input as shape (1,): the TorchScript-based exporter types arithmetic
+    between 0-d tensors as the default float (it Casts float64 operands to float32)."""
+    def run(*args):
+        if all(not isinstance(a, torch.Tensor) or a.dim() == 0 for a in args):
+            return fn(*(a.reshape(1) if isinstance(a, torch.Tensor) else a for a in args)).reshape(())
+        return fn(*args)
+
+    run.__name__ = fn.__name__
+    return run
+
+
+def _pick(x, cond, a, b):
+    """``a`` where ``cond``, else ``b``; constants become tensors of x's dtype."""
+    a = a if isinstance(a, torch.Tensor) else torch.full_like(x, a)
+    b = b if isinstance(b, torch.Tensor) else torch.full_like(x, b)
+    return where(cond, a, b)
+
+
+@_lift0d
+def _atan64(x):
+    ax = x.abs()
+    big = ax > _TAN_3PI_8
+    mid = (ax > 0.66) & ~big
+    r = _pick(x, big, -1.0 / ax, _pick(x, mid, (ax - 1.0) / (ax + 1.0), ax))  # reduced to |r| <= 0.66
+    z = r * r
+    p = (((_ATAN_P[0] * z + _ATAN_P[1]) * z + _ATAN_P[2]) * z + _ATAN_P[3]) * z + _ATAN_P[4]
+    q = ((((z + _ATAN_Q[0]) * z + _ATAN_Q[1]) * z + _ATAN_Q[2]) * z + _ATAN_Q[3]) * z + _ATAN_Q[4]
+    tail = r * (z * p / q) + r + _pick(x, big, _PI_2_LO, _pick(x, mid, 0.5 * _PI_2_LO, 0.0))
+    return copysign(_pick(x, big, math.pi / 2, _pick(x, mid, math.pi / 4, 0.0)) + tail, x)
+
+
+def _log1p64(t):
+    """log(1 + t) without losing t where it is small (u - 1 is exact; Goldberg's correction)."""
+    u = 1.0 + t
+    r = torch.log(u) * (t / (u - 1.0))
+    r = where(u == 1.0, t, r)
+    return where(torch.isinf(u), u, r)
+
+
+def atan(x):
+    return _atan64(x) if _f64(x) else torch.atan(x)
+
+
+@_lift0d
+def _tan64(x):
+    return torch.sin(x) / torch.cos(x)
+
+
+def tan(x):
+    return _tan64(x) if _f64(x) else torch.tan(x)
+
+
+def asin(x):
+    return _asin64(x) if _f64(x) else torch.asin(x)
+
+
+@_lift0d
+def _asin64(x):
+    return _atan64(x / torch.sqrt((1.0 - x) * (1.0 + x)))  # |x| > 1: sqrt of a negative, NaN
+
+
+def acos(x):
+    return _acos64(x) if _f64(x) else torch.acos(x)
+
+
+@_lift0d
+def _acos64(x):
+    return 2.0 * _atan64(torch.sqrt((1.0 - x) / (1.0 + x)))  # x = -1: atan(inf), so pi
+
+
+def asinh(x):
+    return _asinh64(x) if _f64(x) else _asinh(x)
+
+
+@_lift0d
+def _asinh64(x):
+    a = x.abs()
+    a2 = a * a
+    small = _log1p64(a + a2 / (1.0 + torch.sqrt(1.0 + a2)))
+    mid = torch.log(2.0 * a + 1.0 / (torch.sqrt(a2 + 1.0) + a))
+    huge = torch.log(a) + LN2
+    return copysign(_pick(x, a > _BIG, huge, _pick(x, a > 2.0, mid, small)), x)
+
+
+def acosh(x):
+    return _acosh64(x) if _f64(x) else _acosh(x)
+
+
+@_lift0d
+def _acosh64(x):
+    t = x - 1.0
+    small = _log1p64(t + torch.sqrt(2.0 * t + t * t))
+    mid = torch.log(2.0 * x - 1.0 / (x + torch.sqrt(x * x - 1.0)))
+    huge = torch.log(x) + LN2
+    r = _pick(x, x > _BIG, huge, _pick(x, x > 2.0, mid, small))
+    return _pick(x, x < 1.0, math.nan, r)  # the branches above would not all give NaN there
+
+
+def atanh(x):
+    return _atanh64(x) if _f64(x) else _atanh(x)
+
+
+@_lift0d
+def _atanh64(x):
+    a = x.abs()
+    small = 0.5 * _log1p64(2.0 * a + 2.0 * a * a / (1.0 - a))
+    large = 0.5 * _log1p64(2.0 * a / (1.0 - a))  # a = 1: inf; a > 1: log of a negative, NaN
+    return copysign(_pick(x, a < 0.5, small, large), x)
 
 
 def _shift_power(b):
@@ -352,9 +489,14 @@ def left_shift(a, b):
 def atan2(y, x):
     """C99's atan2, case by case: quadrants, signed zeros, infinities (the exporter's form gives NaN on inf/inf)."""
     y, x = _common(y, x)
+    return _atan2(*torch.broadcast_tensors(y, x))
+
+
+@_lift0d
+def _atan2(y, x):
     pi = math.pi
     sign = torch.where(_negative(y), torch.full_like(y, -1.0), torch.full_like(y, 1.0))
-    t = torch.atan(y / x)
+    t = atan(y / x)
     r = where(x > 0, t, where(x < 0, t + sign * pi, sign * (pi / 2)))
     zero_y = y == 0
     r = where(zero_y & (x == 0), where(_negative(x), sign * pi, y), r)
@@ -392,8 +534,8 @@ def sinc(x):
 
 
 def heaviside(x, h):
-    x, h = _common(x, h)
-    r = where(x < 0, torch.zeros_like(x), where(x > 0, torch.ones_like(x), h.expand_as(x) if h.dim() else h))
+    x, h = torch.broadcast_tensors(*_common(x, h))
+    r = where(x < 0, torch.zeros_like(x), where(x > 0, torch.ones_like(x), h))
     return where(torch.isnan(x), x, r)
 
 
@@ -500,6 +642,14 @@ cummin = _cumulative(lambda new, prev: new <= prev)
 
 
 # --- scans, searches, gathers -------------------------------------------------------------
+
+
+def any_(x, dim=None, keepdim=False):
+    """A count of the true elements: the dynamo exporter's ReduceMax gives True over no elements
+    (the least int64 cast to bool), where NumPy's any is False."""
+    nonzero = (x != 0).to(torch.int64)
+    total = torch.sum(nonzero) if dim is None else torch.sum(nonzero, dim=dim, keepdim=keepdim)
+    return total > 0
 
 
 def cumsum(x, dim, *, dtype=None):
@@ -939,6 +1089,43 @@ class ScalarsAsVectors(Pass):
         return changed
 
 
+class ZeroDimMasks(Pass):
+    """``x[m]`` with a 0-d ``x`` and a 0-d boolean ``m`` runs as ``x.reshape(1)[m.reshape(1)]``:
+    the TorchScript-based exporter gives the 0-d form shape (1,) even where ``m`` is False
+    (NumPy: shape (0,)), and a masked write into a 0-d array indexes that way too.
+
+    requires: ``values`` (node name -> result, from a run on example inputs).
+    ensures: same values and shapes.
+    """
+
+    name = "0-d boolean masks"
+
+    def __init__(self, values):
+        self.values = values
+
+    def _zero_dim(self, arg, dtype=None):
+        value = self.values.get(arg.name) if isinstance(arg, torch.fx.Node) else None
+        return isinstance(value, torch.Tensor) and value.dim() == 0 and (dtype is None or value.dtype == dtype)
+
+    def run(self, gm) -> int:
+        changed = 0
+        for node in list(gm.graph.nodes):
+            if node.op != "call_function" or node.target is not operator.getitem or len(node.args) != 2:
+                continue
+            x, index = node.args
+            index = index if isinstance(index, tuple) else (index,)
+            if len(index) != 1 or not self._zero_dim(x) or not self._zero_dim(index[0], torch.bool):
+                continue
+            with gm.graph.inserting_before(node):
+                flat = gm.graph.call_function(torch.reshape, (x, (1,)))
+                mask = gm.graph.call_function(torch.reshape, (index[0], (1,)))
+            flat.meta.update(node.meta)
+            mask.meta.update(node.meta)
+            node.args = (flat, (mask,))
+            changed += 1
+        return changed
+
+
 def run_values(gm, args):
     """Every node's value on ``args`` (tensors and tuples as they are), by node name."""
     values = {}
@@ -962,13 +1149,15 @@ FUNCTIONS = {
     torch.maximum: maximum, torch.minimum: minimum, torch.fmax: fmax, torch.fmin: fmin,
     torch.floor_divide: floor_divide, torch.remainder: remainder,
     torch.bitwise_xor: bitwise_xor, torch.bitwise_or: bitwise_or, torch.bitwise_and: bitwise_and,
-    torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
+    torch.any: any_, torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
     torch.add: add, torch.mul: mul, torch.mean: mean,
     torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
     torch.bitwise_not: bitwise_not, torch.asinh: asinh, torch.arcsinh: asinh, torch.acosh: acosh,
-    torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh,
+    torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh, torch.atan: atan,
+    torch.arctan: atan, torch.tan: tan, torch.asin: asin, torch.arcsin: asin, torch.acos: acos,
+    torch.arccos: acos,
     torch.bitwise_right_shift: right_shift, torch.bitwise_left_shift: left_shift, torch.atan2: atan2,
     torch.arctan2: atan2, torch.log10: log10, torch.log2: log2, torch.exp2: exp2,
     torch.float_power: float_power, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
@@ -979,12 +1168,14 @@ FUNCTIONS = {
     torch.linalg.inv: linalg_inv, torch.linalg.slogdet: linalg_slogdet, torch.diagonal: diagonal, torch.diag: diag, torch.linalg.solve: linalg_solve, torch.linalg.det: linalg_det, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
-           "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
+           "any": any_, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
            "clamp": clamp, "clip": clamp, "mean": mean,
            "ceil": ceil, "floor": floor, "round": round_, "squeeze": squeeze, "nonzero": nonzero,
            "isnan": isnan_, "isinf": isinf_, "isfinite": isfinite_, "trace": trace,
            "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,
-           "cummin": cummin, "log10": log10, "log2": log2, "diagonal": diagonal}
+           "cummin": cummin, "atan": atan, "arctan": atan, "tan": tan, "asin": asin,
+           "arcsin": asin, "acos": acos, "arccos": acos, "asinh": asinh, "acosh": acosh, "atanh": atanh,
+           "log10": log10, "log2": log2, "diagonal": diagonal}
 
 
 class LowerForOnnx(Pass):

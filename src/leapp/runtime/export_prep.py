@@ -143,6 +143,7 @@ def prepare(gm, output_names, *, onnx=False, example=None):
     ScalarLast()(gm)
     notes = list(promotion.notes)
     unsigned = None
+    empty = False
     if onnx:
         from .export_lowering import LowerForOnnx, WidenUnsigned
 
@@ -152,12 +153,18 @@ def prepare(gm, output_names, *, onnx=False, example=None):
         widen = WidenUnsigned(output_names)
         widen(gm)
         if example is not None:
-            from .export_lowering import ScalarsAsVectors, run_values
+            from .export_lowering import ScalarsAsVectors, ZeroDimMasks, run_values
 
             gm.graph.lint()
             gm.recompile()
             wide = tuple(_widened(a) for a in example)
-            ScalarsAsVectors(run_values(gm, wide))(gm)
+            values = run_values(gm, wide)
+            ScalarsAsVectors(values)(gm)
+            ZeroDimMasks(values)(gm)
+            # The TorchScript-based exporter divides by the element count in its reshape, index
+            # and index_put helpers: on an empty tensor that is a floating point exception, which
+            # ends the process. export_formats.write_onnx takes the dynamo exporter for these.
+            empty = any(isinstance(v, torch.Tensor) and v.numel() == 0 for v in values.values())
         if widen.inputs or widen.outputs:
             unsigned = {"inputs": widen.inputs, "outputs": widen.outputs}
             notes.append("uint16/uint32/uint64 values carried as int32/int64 inside the ONNX graph "
@@ -165,6 +172,7 @@ def prepare(gm, output_names, *, onnx=False, example=None):
     gm.graph.lint()
     gm.recompile()
     gm.leapp_unsigned = unsigned
+    gm.leapp_has_empty = empty
     out = next(n for n in gm.graph.nodes if n.op == "output")
     values = out.args[0] if isinstance(out.args[0], (tuple, list)) else (out.args[0],)
     # the TorchScript-based ONNX exporter gives some 0-d results shape (1,): the writer restores them
