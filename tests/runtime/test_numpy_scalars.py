@@ -39,6 +39,11 @@ def real_zero_d(x):
     return box, view
 
 
+def builtins_on_scalars(x):
+    s = x.sum()
+    return round(s, 2), round(x.mean(), -1), abs(-s), divmod(s, 2.0), pow(s, 2), s // 3, s % 3
+
+
 def powers(x):
     flag = (x > 0).any()  # np.bool_
     count = x[0] > 1.0  # np.bool_ from a comparison of a NumPy scalar
@@ -48,6 +53,7 @@ def powers(x):
 compiled_totals = leapp.compile(running_totals)
 compiled_zero_d = leapp.compile(real_zero_d)
 compiled_powers = leapp.compile(powers)
+compiled_builtins = leapp.compile(builtins_on_scalars)
 
 X = np.array([1.5, -2.0, 4.0, 0.25])
 
@@ -59,14 +65,16 @@ def _same(got, want):
 
 
 @pytest.mark.parametrize("fn, cf", [(running_totals, compiled_totals), (real_zero_d, compiled_zero_d),
-                                    (powers, compiled_powers)], ids=["scalars", "0-d array", "powers"])
+                                    (powers, compiled_powers), (builtins_on_scalars, compiled_builtins)],
+                         ids=["scalars", "0-d array", "powers", "builtins"])
 def test_compile_keeps_numpy_scalar_semantics(fn, cf):
     for x in (X, X[::-1].copy(), -X):
         want = fn(x.copy())
         got = cf(x.copy())
         assert len(got) == len(want)
         for g, w in zip(got, want, strict=True):
-            _same(g, w)
+            for gi, wi in zip(g, w, strict=True) if isinstance(w, tuple) else ((g, w),):
+                _same(gi, wi)
 
 
 def test_the_first_name_keeps_the_old_value():
@@ -101,3 +109,17 @@ def test_the_onnx_artifact_keeps_numpy_scalar_semantics(tmp_path):
     run = export_formats.LOADERS["onnx"](path, ["x"])
     for g, w in zip(run({"x": -X}), running_totals(-X), strict=True):
         _same(g, w)
+
+
+def rounded_to_int(x):
+    return x * round(x.mean())
+
+
+def test_round_to_a_python_int_is_refused_at_its_line():
+    # round(v) of a NumPy scalar is a Python int: the value would leave the graph
+    from leapp.errors import ProblemsError
+
+    with pytest.raises(ProblemsError, match=r"test_numpy_scalars.py:\d+:\d+: LP201 `round\(x.mean\(\)\)`"):
+        leapp.compile(rounded_to_int)(X)
+    with pytest.raises(TypeError, match="doesn't define __round__"):
+        leapp.compile(lambda x: round(x[...]), strict=False)(X)  # an array: NumPy's TypeError

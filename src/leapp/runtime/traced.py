@@ -372,6 +372,16 @@ class TracedNpArray(np.ndarray):
         _escape(self, "complex() of a traced array", "keep the array")
         return complex(_plain_view(self, _ndarray))
 
+    def __round__(self, ndigits=None):
+        # ndarray has no __round__ (round(array) is a TypeError); a NumPy scalar's is np.round with
+        # ndigits, and a Python int without
+        if not self._lp_scalar:
+            raise TypeError(f"type {_ndarray.__module__}.ndarray doesn't define __round__ method")
+        if ndigits is not None:
+            return np.round(self, ndigits)
+        _escape(self, "round(x) (a Python int)", "keep the array: np.round(x) or np.rint(x)")
+        return round(_plain_view(self, _ndarray)[()])
+
     def __index__(self):
         _escape(self, "a traced value used as a Python integer (a size, slice bound or range)",
                 "sizes must not depend on the data; use a fixed size with np.where(mask, x, fill)")

@@ -11,7 +11,7 @@ from ..diagnostics import Fix
 from ._examples import src
 from .base import Invalid, Rule, Valid
 
-_CONVERSIONS = {"float": "float", "int": "int", "bool": "bool", "complex": "complex"}
+_CONVERSIONS = {"float": "float", "int": "int", "bool": "bool", "complex": "complex", "round": "int"}
 
 
 class ScalarConversion(Rule):
@@ -19,7 +19,8 @@ class ScalarConversion(Rule):
     NAME = "scalar-conversion"
     MESSAGE = ("`{text}` turns an array into a Python {kind}: the value leaves the graph and "
                "is frozen as a constant. Keep it an array (`x.astype(...)`, or a 0-d array).")
-    WHAT = "Flags `float()`, `int()`, `bool()` and `complex()` applied to an array expression."
+    WHAT = ("Flags `float()`, `int()`, `bool()`, `complex()` and one-argument `round()` applied to an "
+            "array expression (`round(x, 2)` of a NumPy scalar stays a NumPy scalar: np.round).")
     WHY = ("The graph records the number seen while tracing; every later input gets the same "
            "number. `float(x.shape[0])` and `len(x)` are static and are not flagged.")
     EXAMPLE = src("""
@@ -61,6 +62,12 @@ class ScalarConversion(Rule):
                 float = np.asarray  # shadows the builtin
                 return float(x.sum())
             """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x - round(x.mean(), 2)  # a NumPy scalar's round(v, n) is np.round
+            """)),
     ]
     INVALID = [
         Invalid(src("""
@@ -76,11 +83,18 @@ class ScalarConversion(Rule):
                 i = int(np.argmax(x))
                 return x * i
             """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x * round(x.mean())
+            """), line=4),
     ]
 
     def visit_Call(self, node, ctx):
         kind = _CONVERSIONS.get(ctx.builtin(node.func))
-        if kind and len(node.args) == 1 and not ctx.is_claimed(node) and ctx.is_array(node.args[0]) \
+        if kind and len(node.args) == 1 and not node.keywords and not ctx.is_claimed(node) \
+                and ctx.is_array(node.args[0]) \
                 and not ctx.is_static_call(node.args[0]):  # int(np.prod(x.shape)) is fixed
             ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), kind=kind))
 
