@@ -58,6 +58,9 @@ UNARY_RECORDS = [
     _u("arccosh", "ge1"),
     _u("reciprocal", "nonzero"),
     *[_u(n, "edges", FLOATS + INTS + (B, F16)) for n in ("isnan", "isinf", "isfinite", "signbit")],
+    # two outputs each
+    *[_u(n) for n in ("modf", "frexp")],
+    *[Rec("numpy." + n, getattr(np, n), UNARY, FLOATS + (F16,), "edges", label="edges") for n in ("modf", "frexp")],
     # odd dtypes (bool arithmetic, float16, int8, uint8) through a few representative ufuncs
     *[Rec("numpy." + n, getattr(np, n), UNARY, WIDE, d, label="wide")
       for n, d in (("negative", "normal"), ("absolute", "normal"), ("sqrt", "positive"), ("exp", "small"),
@@ -74,7 +77,10 @@ BINARY_RECORDS = [
                       "logaddexp", "logaddexp2", "arctan2", "hypot", "copysign", "heaviside", "nextafter",
                       "maximum", "minimum", "fmax", "fmin", "equal", "not_equal", "less", "less_equal",
                       "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
-                      "bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm")],
+                      "bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm", "divmod")],
+    Rec("numpy.divmod", np.divmod, BINARY, FLOATS + (F16,), ("edges", "edges"), label="edges"),
+    Rec("numpy.divmod", lambda a, b: divmod(a, b), (((6,), (6,)),), (I32, I64, F32), ("normal", "small"),
+        label="builtin divmod, zero divisors"),
     Rec("numpy.power", np.power, BINARY, ALL, ("normal", "small"), full=4),
     Rec("numpy.float_power", np.float_power, BINARY, ALL, ("positive", "small"), full=4),
     Rec("numpy.ldexp", np.ldexp, BINARY, ((F32, I32), (F64, I64), (F64, I32), (F32, I64)), ("normal", "small"),

@@ -48,6 +48,11 @@ UFUNCS = [
         "exactly on int64 bits.",
     ),
     _u("fmod", "torch.fmod", note="Integer fmod by zero gives 0, as in NumPy; uint64 exact on int64 bits."),
+    _u("divmod", "torch.floor_divide", note="Two outputs, (x // y, x % y), each exactly as np.floor_divide "
+       "and np.remainder (also Python's divmod(x, y) on arrays)."),
+    _u("modf", "torch.trunc", note="Two outputs, (fraction, whole part), with NumPy's signs: modf(-3.0) is "
+       "(-0.0, -3.0), modf(inf) is (0.0, inf)."),
+    _u("frexp", "torch.frexp", note="Two outputs, (mantissa, int32 exponent)."),
     _u("power", "torch.pow", aliases=("pow",)),
     _u("float_power", "torch.float_power"),
     _u("negative", "torch.neg"),

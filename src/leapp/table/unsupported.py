@@ -95,8 +95,7 @@ UNSUPPORTED += [
             "use slicing with np.concatenate, np.where for masked writes, x.astype(dtype) for casts"),
     *_group("ravel_multi_index unravel_index", _NOT_YET, "compute flat indices with arithmetic (i * ncols + j, "
             "i // ncols, i % ncols)"),
-    *_group("bitwise_count divmod frexp modf spacing i0 packbits unpackbits", _NOT_YET,
-            "divmod: use // and %; modf: np.trunc(x) and x - np.trunc(x); others have no torch equivalent"),
+    *_group("bitwise_count spacing i0 packbits unpackbits", _NOT_YET, "no torch equivalent"),
     *_group("geomspace logspace vander", _NOT_YET,
             "build from np.linspace/np.arange: 10 ** np.linspace(a, b, n); x[:, None] ** np.arange(n)[::-1]"),
     *_group("matvec vecmat", _NOT_YET, "use np.matmul (or @) with an added axis"),

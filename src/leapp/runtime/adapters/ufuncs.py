@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import _computable, impl, loop_dtypes, norm_axes
+from . import ADAPTERS, _computable, impl, loop_dtypes, norm_axes
 
 
 def _zero_safe(op):
@@ -73,6 +73,42 @@ def _unsigned_divmod(m, a, b, quotient):
 
 impl("numpy.floor_divide")(_zero_safe(torch.floor_divide))
 impl("numpy.remainder")(_zero_safe(torch.remainder))
+
+
+def _output(m, name, dtype, shape):
+    """The adapter context of one output of a two-output ufunc (its node records a tuple)."""
+    sub = type(m)(m.builder, m.node)
+    sub.name, sub.dtype, sub.shape = name, np.dtype(dtype), tuple(shape)
+    return sub
+
+
+@impl("numpy.divmod")
+def divmod_(m, a, b, dtype=None, **kw):
+    # NumPy's divmod loop computes what its floor_divide and remainder loops compute
+    out = loop_dtypes(m, np.divmod, (a, b), dtype)[-1]
+    shape = np.broadcast_shapes(m.shape_of(a), m.shape_of(b))
+    quotient = ADAPTERS["numpy.floor_divide"](_output(m, "numpy.floor_divide", out, shape), a, b, dtype=dtype)
+    rest = ADAPTERS["numpy.remainder"](_output(m, "numpy.remainder", out, shape), a, b, dtype=dtype)
+    return quotient, rest
+
+
+@impl("numpy.modf")
+def modf(m, x, dtype=None, **kw):
+    loop = loop_dtypes(m, np.modf, (x,), dtype)[-1]
+    t = m.tensor(m.cast(x, loop), loop)
+    whole = torch.trunc(t)  # exact; trunc(-0.5) is -0.0
+    fraction = torch.where(torch.isinf(t), torch.zeros_like(t), t - whole)  # exact subtraction
+    fraction = torch.copysign(fraction, t)  # modf(-3.0) is -0.0, modf(-inf) is -0.0
+    shape = m.shape_of(x)
+    return m.mark(fraction, loop, shape), m.mark(whole, loop, shape)
+
+
+@impl("numpy.frexp")
+def frexp(m, x, dtype=None, **kw):
+    loops = loop_dtypes(m, np.frexp, (x,), dtype)
+    mantissa, exponent = torch.frexp(m.tensor(m.cast(x, loops[0]), loops[0]))
+    shape = m.shape_of(x)
+    return m.mark(mantissa, loops[1], shape), m.mark(exponent, np.int32, shape)
 impl("numpy.fmod")(_zero_safe(torch.fmod))
 
 
