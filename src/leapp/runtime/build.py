@@ -215,8 +215,15 @@ class Builder:
 
     def emit(self, op, target, args, kwargs=None):
         arg = self._arg
-        node = self.graph.create_node(op, target, tuple([arg(a) for a in args]),
-                                      {k: arg(v) for k, v in kwargs.items()} if kwargs else {})
+        # Created bare, operands set after: create_node scans the operands of a call for raw
+        # SymInts with pytree (a sixth of lowering on a 100,000-op chain); leapp passes none.
+        # (operands first: making one may add a constant's node, which must come before this one)
+        args = tuple([arg(a) for a in args])
+        kwargs = {k: arg(v) for k, v in kwargs.items()} if kwargs else None
+        node = self.graph.create_node(op, target)
+        node.args = args
+        if kwargs:
+            node.kwargs = kwargs
         return _Proxy(node, self.tracer)
 
     def _arg(self, a):
