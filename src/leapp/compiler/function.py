@@ -38,6 +38,7 @@ from ..runtime.ir import user_location
 from ..runtime.session_graph import validate_samples
 from ..runtime.tracing import (
     align,
+    as_scalars,
     flatten_inputs,
     output_structure,
     rebuild,
@@ -468,7 +469,7 @@ class _Marker:
 class _FastCall:
     """A traced graph bound to one argument layout: pick the arrays, run the plan, rebuild."""
 
-    __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct")
+    __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars")
 
     @classmethod
     def make(cls, graph, signature, args, kwargs):
@@ -496,6 +497,10 @@ class _FastCall:
         if self.single is not None:
             self.pairs = [(None, self.single)]
         self.direct = None
+        # outputs NumPy returns as NumPy scalars (x.sum()): handed out as such, not as 0-d arrays
+        self.scalars = graph.traced.scalar_outputs
+        if self.scalars:
+            self.direct = False
         return self
 
     def __call__(self, args, kwargs):
@@ -507,6 +512,8 @@ class _FastCall:
         arrays = [args[w] if type(w) is int else kwargs[w] for w in self.picks]
         plan = self.plan
         out = plan.run(arrays)
+        if self.scalars:
+            out = as_scalars(out, self.scalars)
         if direct is None:
             # after its first run the plan knows its outputs: the next calls may take the short way
             self.direct = self.pairs is not None and plan.direct(tuple(self.picks), tuple(self.pairs)) or False
@@ -572,7 +579,7 @@ def _run(graph, args, kwargs):
     tensors = [v for _, v in leaves if isinstance(v, torch.Tensor)]
     if not tensors:
         out = graph.node(**{names[path]: value for path, value in leaves})
-        return rebuild(graph.traced.output_spec, out)
+        return rebuild(graph.traced.output_spec, as_scalars(out, graph.traced.scalar_outputs))
     device = tensors[0].device
     values = [v.to(device) if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v), device=device)
               for _, v in leaves]

@@ -28,6 +28,7 @@ class Traced:
     output_spec: object  # nested structure with output names at the leaves
     eager_result: object
     problems: list = field(default_factory=list)
+    scalar_outputs: frozenset = frozenset()  # outputs NumPy returns as NumPy scalars
 
 
 def _is_array(x):
@@ -159,9 +160,18 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
                 else value.detach().cpu().numpy().copy()
         for path, key in input_paths:
             _check_unwritten(trace, key, mapping[path])
+    scalars = frozenset(k for k, v in outs.items()
+                        if (type(v) is TracedNpArray and v._lp_scalar) or isinstance(v, np.generic))
     node = CompiledNode.from_trace(trace)
-    eager = rebuild(spec, {k: v for k, v in trace.output_values.items()})
-    return Traced(node, trace, input_paths, spec, eager, list(trace.problems))
+    eager = rebuild(spec, as_scalars(trace.output_values, scalars))
+    return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars)
+
+
+def as_scalars(out, scalars):
+    """``out`` (name -> 0-d array or tensor) with the outputs in ``scalars`` as NumPy scalars."""
+    if not scalars:
+        return out
+    return {k: (v[()] if k in scalars and isinstance(v, np.ndarray) else v) for k, v in out.items()}
 
 
 def _traced_input(trace, key, value):
