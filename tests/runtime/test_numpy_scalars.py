@@ -48,7 +48,9 @@ def builtins_on_scalars(x):
 def powers(x):
     flag = (x > 0).any()  # np.bool_
     count = x[0] > 1.0  # np.bool_ from a comparison of a NumPy scalar
-    return flag ** 2, count ** 2, (x > 0) ** 2, np.power(x.sum(), 2)
+    low = x.astype(np.float32).min()  # np.float32
+    return (flag ** 2, count ** 2, (x > 0) ** 2, np.power(x.sum(), 2), low ** np.float64(2),
+            np.maximum(low, -0.0) ** np.float64(0.5), 2.0 ** low)
 
 
 compiled_totals = leapp.compile(running_totals)
@@ -87,10 +89,11 @@ def test_the_first_name_keeps_the_old_value():
 
 
 def test_bool_scalar_squared_is_int64_and_bool_array_squared_is_int8():
-    flag, count, mask, total = compiled_powers(X)
+    flag, count, mask, total, strong, *_ = compiled_powers(X)
     assert (np.asarray(flag).dtype, np.asarray(count).dtype) == (np.int64, np.int64)
     assert mask.dtype == np.int8
     assert np.asarray(total).dtype == np.float64
+    assert type(strong) is np.float64  # np.float32 ** np.float64: both strong (NEP 50)
 
 
 def test_seed_api_keeps_numpy_scalar_semantics():
@@ -125,4 +128,8 @@ def test_round_to_a_python_int_is_refused_at_its_line():
     with pytest.raises(ProblemsError, match=r"test_numpy_scalars.py:\d+:\d+: LP201 `round\(x.mean\(\)\)`"):
         leapp.compile(rounded_to_int)(X)
     with pytest.raises(TypeError, match="doesn't define __round__"):
-        leapp.compile(lambda x: round(x[...]), strict=False)(X)  # an array: NumPy's TypeError
+        leapp.compile(round_an_array, strict=False)(X)  # an array: NumPy's TypeError
+
+
+def round_an_array(x):
+    return round(x[...])

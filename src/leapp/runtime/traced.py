@@ -605,7 +605,7 @@ def _rpower(self, other, mod=None):
 def _scalar_operand(x):
     if type(x) is TracedNpArray:
         return x._lp_scalar
-    return type(x) in (int, float, bool, complex)
+    return type(x) in (int, float, bool, complex) or isinstance(x, np.generic)
 
 
 def _scalar_power(self, other, reflected):
