@@ -254,3 +254,25 @@ def test_a_0d_array_under_a_0d_mask_exports_with_numpys_shapes(tmp_path):
         for key, value in want.items():
             assert got["output_" + key].shape == value.shape, (v, key)
             np.testing.assert_array_equal(got["output_" + key], value)
+
+
+def _division_edges(i, f):
+    return {"quotient": i // -1, "pair": np.divmod(i, i[::-1]), "log1p": np.log1p(f),
+            "softplus": np.logaddexp(0.0, -f * 1e6)}
+
+
+def test_least_integer_over_minus_one_and_small_log1p_in_onnxruntime(tmp_path):
+    # ORT's integer Div traps (SIGFPE, the process ends) on the least integer over -1, and the
+    # exporter's Log(1 + x) loses a small x entirely: both are decomposed
+    inputs = {"i": np.array([np.iinfo(np.int64).min, -7, 7, -1, 5], np.int64),
+              "f": np.array([1e-8, 1e-6, 1e-4, -1e-5, 3.0], np.float32)}
+    node = _trace(_division_edges, inputs)
+    path = str(tmp_path / "edges.onnx")
+    export_node(node, path, "onnx", example_inputs=inputs)
+    got, want = _ort(path, inputs), _division_edges(**inputs)
+    np.testing.assert_array_equal(got["output_quotient"], want["quotient"])
+    np.testing.assert_array_equal(got["output_pair_0"], want["pair"][0])
+    np.testing.assert_array_equal(got["output_pair_1"], want["pair"][1])
+    for key in ("log1p", "softplus"):
+        g, w = got["output_" + key], want[key]
+        assert np.max(np.abs(g - w) / np.spacing(np.abs(w))) <= 4, (key, g, w)

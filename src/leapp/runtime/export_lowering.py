@@ -202,12 +202,17 @@ def where(cond, a, b):
 
 
 def clamp(x, min=None, max=None):
-    """NumPy's clip: ``minimum(maximum(x, lo), hi)``; NaN in x or a bound propagates (ORT's Clip drops it)."""
+    """torch.clamp as NumPy's clip with two number bounds computes it: a value equal to a bound is
+    kept (clip(-0.0, 0.0, 1.0) is -0.0); NaN in x or a bound propagates (ORT's Clip drops it)."""
     r = x
-    if min is not None:
-        r = maximum(r, min) if _float(r) or isinstance(min, float) else torch.clamp(r, min=min)
-    if max is not None:
-        r = minimum(r, max) if _float(r) or isinstance(max, float) else torch.clamp(r, max=max)
+    for bound, below in ((min, operator.lt), (max, operator.gt)):
+        if bound is None:
+            continue
+        if not (_float(r) or isinstance(bound, float)):
+            r = torch.clamp(r, min=bound) if below is operator.lt else torch.clamp(r, max=bound)
+            continue
+        r, b = _common(r, bound)
+        r = where(below(r, b) | torch.isnan(b), b, r)
     return r
 
 
@@ -239,8 +244,15 @@ def _bool_tensors(a, b):
 def floor_divide(a, b):
     a, b = _common(a, b)
     if not a.is_floating_point():
-        # onnxruntime's integer Div truncates toward zero; step down where the signs differ
-        q = torch.div(a, b, rounding_mode="trunc")
+        # onnxruntime's integer Div truncates toward zero; step down where the signs differ. It
+        # also traps on the least integer over -1 (SIGFPE: the process ends): a // -1 is -a, which
+        # wraps for the least integer as NumPy's does.
+        if a.dtype in (torch.int32, torch.int64):  # (narrower ints divide as 32-bit: no trap)
+            minus_one = b == -1
+            q = torch.div(a, where(minus_one, torch.ones_like(b), b), rounding_mode="trunc")
+            q = where(minus_one, -a, q)
+        else:
+            q = torch.div(a, b, rounding_mode="trunc")
         r = a - q * b
         return q - ((r != 0) & ((r < 0) != (b < 0))).to(q.dtype)
     # NumPy's npy_divmod: from fmod, so that a // b and a % b agree with each other
@@ -381,7 +393,13 @@ def _log1p64(t):
     u = 1.0 + t
     r = torch.log(u) * (t / (u - 1.0))
     r = where(u == 1.0, t, r)
-    return where(torch.isinf(u), u, r)
+    return where(u == math.inf, u, r)  # log1p(inf) is inf (inf / inf is not); of -inf, NaN
+
+
+def log1p(x):
+    """The exporter writes log1p as Log(1 + x), which loses x where it is small (5% off at 1e-6
+    in float32, 0 at 1e-8): Goldberg's correction instead, in every float dtype."""
+    return _log1p64(x) if _float(x) else torch.log1p(x)
 
 
 def atan(x):
@@ -560,8 +578,8 @@ def logaddexp(a, b, *, base2=False):
     a, b = _common(a, b)
     log2e = 1.0 / math.log(2.0)
     d = a - b
-    tail_a = torch.log1p(torch.exp(-d * (math.log(2.0) if base2 else 1.0)))
-    tail_b = torch.log1p(torch.exp(d * (math.log(2.0) if base2 else 1.0)))
+    tail_a = log1p(torch.exp(-d * (math.log(2.0) if base2 else 1.0)))
+    tail_b = log1p(torch.exp(d * (math.log(2.0) if base2 else 1.0)))
     if base2:
         tail_a, tail_b = tail_a * log2e, tail_b * log2e
     r = where(d > 0, a + tail_a, where(d <= 0, b + tail_b, d))
@@ -1149,7 +1167,7 @@ FUNCTIONS = {
     torch.maximum: maximum, torch.minimum: minimum, torch.fmax: fmax, torch.fmin: fmin,
     torch.floor_divide: floor_divide, torch.remainder: remainder,
     torch.bitwise_xor: bitwise_xor, torch.bitwise_or: bitwise_or, torch.bitwise_and: bitwise_and,
-    torch.any: any_, torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
+    torch.log1p: log1p, torch.any: any_, torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
     torch.add: add, torch.mul: mul, torch.mean: mean,
@@ -1168,7 +1186,7 @@ FUNCTIONS = {
     torch.linalg.inv: linalg_inv, torch.linalg.slogdet: linalg_slogdet, torch.diagonal: diagonal, torch.diag: diag, torch.linalg.solve: linalg_solve, torch.linalg.det: linalg_det, torch.ceil: ceil, torch.floor: floor, torch.round: round_,
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
-           "any": any_, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
+           "log1p": log1p, "any": any_, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
            "clamp": clamp, "clip": clamp, "mean": mean,
            "ceil": ceil, "floor": floor, "round": round_, "squeeze": squeeze, "nonzero": nonzero,
            "isnan": isnan_, "isinf": isinf_, "isfinite": isfinite_, "trace": trace,

@@ -65,6 +65,21 @@ def clip(m, a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
                 b = m.tensor(bound, m.dtype).to(torch.int64)
                 out = op(out, _flip(b) if flip else b)
         return (_flip(out) if flip else out).to(m.tdtype)
+    traced_bound = any(isinstance(v, torch.fx.Proxy) for v in (lo, hi))
+    if m.dtype in (np.float32, np.float64) and (traced_bound or lo is None or hi is None) \
+            and any(isinstance(v, torch.fx.Proxy) or (v is not None and v == 0) for v in (lo, hi)):
+        # Of a value equal to a bound, NumPy's float32/64 clip returns the bound when a bound is
+        # an array or one bound is None (np.maximum/np.minimum), and the value when both bounds are
+        # numbers (its vector clip loop, as torch.clamp): clip(-0.0, 0.0, None) is 0.0,
+        # clip(-0.0, 0.0, 1.0) is -0.0. Only zeros of two signs tie visibly: the first kind is
+        # written out where a bound is traced or zero (NaN in a or a bound propagates). float16
+        # keeps the value throughout, as torch does.
+        out = m.tensor(x)
+        if lo is not None:
+            out = torch.where((out > lo) | torch.isnan(out), out, m.tensor(lo, m.dtype))
+        if hi is not None:
+            out = torch.where((out < hi) | torch.isnan(out), out, m.tensor(hi, m.dtype))
+        return out
     # torch.clamp takes two numbers or two tensors, not one of each
     if isinstance(lo, torch.fx.Proxy) != isinstance(hi, torch.fx.Proxy) and lo is not None and hi is not None:
         lo, hi = m.tensor(lo, m.dtype), m.tensor(hi, m.dtype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import ADAPTERS, _computable, impl, loop_dtypes, norm_axes
+from . import ADAPTERS, _computable, generic_ufunc, impl, loop_dtypes, norm_axes
 
 
 def _zero_safe(op):
@@ -73,6 +73,43 @@ def _unsigned_divmod(m, a, b, quotient):
 
 impl("numpy.floor_divide")(_zero_safe(torch.floor_divide))
 impl("numpy.remainder")(_zero_safe(torch.remainder))
+
+
+def _extreme(name, greater):
+    """np.maximum/minimum on float32/float64. Of two equal values NumPy's loops return the second
+    operand, torch's kernels the first: the same number unless they are zeros of two signs
+    (np.maximum(-0.0, 0.0) is 0.0, torch's -0.0; arctan2 and 1/x tell them apart). Where a tie of
+    zeros can happen (two arrays, or a zero operand) the choice is written out; NaN propagates.
+    (float16 loops return the first operand, as torch does; fmax/fmin's choice depends on the
+    element's position in NumPy's vector loop, so no graph can follow it: docs/limitations.md.)"""
+    ufunc = getattr(np, name.split(".", 1)[1])
+    generic = generic_ufunc(name)
+
+    def adapter(m, a, b, dtype=None, **kw):
+        loops = loop_dtypes(m, ufunc, (a, b), dtype)
+        if loops[-1] not in _SECOND_WINS or not _may_tie_zeros(a, b):
+            return generic(m, a, b, dtype=dtype, **kw)
+        x, y = m.tensor(m.cast(a, loops[0]), loops[0]), m.tensor(m.cast(b, loops[1]), loops[1])
+        wins = (x > y) if greater else (x < y)
+        out = torch.where(wins | torch.isnan(x), x, y)
+        return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
+
+    return adapter
+
+
+_SECOND_WINS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _may_tie_zeros(a, b):
+    arrays = [isinstance(v, torch.fx.Proxy) for v in (a, b)]
+    if all(arrays):
+        return True
+    scalar = b if arrays[0] else a
+    return any(arrays) and not isinstance(scalar, (complex, np.complexfloating)) and scalar == 0
+
+
+impl("numpy.maximum")(_extreme("numpy.maximum", greater=True))
+impl("numpy.minimum")(_extreme("numpy.minimum", greater=False))
 
 
 def _output(m, name, dtype, shape):
