@@ -153,3 +153,27 @@ def test_rewrite_one_function_for_the_compiler():
 def test_rewrite_refuses_unparsable_source():
     with pytest.raises(SyntaxError):
         rewrite_source("def f(:\n", "bad.py", scope="all")
+
+
+def test_calls_inside_f_strings_get_literals_in_the_other_quote():
+    # Before Python 3.12 an f-string's expressions may not use its own quote: the site and method
+    # name literals take the other one, and a call inside f-strings of both quotes is left as it is
+    import ast
+
+    src = dedent('''
+        import numpy as np
+
+        # leapp: trace
+        def f(x):
+            note = f"max={x.max():.3f} norm={np.linalg.norm(x)}" + f'{np.sum(x)}' + f"{f'{x.min()}'}"
+            return x * 2, note
+        ''').lstrip()
+    out = rewrite_source(src, "fs.py")
+    ast.parse(out)  # valid on the running Python (3.10/3.11 included)
+    assert "f\"max={_leapp.method('fs.py:5:" in out and "_leapp.call('fs.py:5:" in out
+    assert "f'{_leapp.call(\"fs.py:5:" in out
+    assert "{f'{x.min()}'}" in out  # both quotes taken: unchanged
+    namespace = {}
+    exec(compile(out, "fs.py", "exec"), namespace)
+    x = np.array([1.0, -2.5, 4.0])
+    assert namespace["f"](x)[1] == f"max={x.max():.3f} norm={np.linalg.norm(x)}{np.sum(x)}{x.min()}"

@@ -30,6 +30,25 @@ class _Router(cst.CSTTransformer):
     def __init__(self, targets: dict[tuple[int, int, int, int], tuple[str, str]]):
         super().__init__()
         self.targets = targets
+        self.fstring_quotes: list[str] = []  # the quote of each f-string the edit is inside
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.fstring_quotes.append(node.start[-1])
+
+    def leave_FormattedString(self, original, updated):
+        self.fstring_quotes.pop()
+        return updated
+
+    def _string(self, text):
+        """A string literal that may stand where the edit is: inside an f-string, before Python
+        3.12, not in the f-string's own quote (f"{x.max():.3f}" gets '...' strings)."""
+        taken = set(self.fstring_quotes)
+        for quote in ('"', "'"):
+            if quote not in taken and quote not in text and "\\" not in text:
+                return cst.SimpleString(f"{quote}{text}{quote}")
+        if not taken:
+            return cst.SimpleString(json.dumps(text))
+        return None  # inside f-strings of both quotes: left as written (still traced, with no site)
 
     def _target(self, original):
         pos = self.get_metadata(PositionProvider, original)
@@ -40,12 +59,16 @@ class _Router(cst.CSTTransformer):
         if target is None:
             return updated
         where, kind = target
+        site = self._string(where)
+        name = self._string(updated.func.attr.value) if isinstance(updated.func, cst.Attribute) else None
+        if site is None or (kind == "method" and name is None):
+            return updated
         spaces = None
         if kind == "method" and isinstance(updated.func, cst.Attribute):
             # x.sum(axis=0) -> _leapp.method("site", x, "sum", axis=0); a line break around the
             # dot (a chain written over several lines) moves to the commas, so lines stay put
             dot = updated.func.dot
-            head = [updated.func.value, cst.SimpleString(json.dumps(updated.func.attr.value))]
+            head = [updated.func.value, name]
             spaces = [None, dot.whitespace_before, dot.whitespace_after]
             dispatcher = "method"
         elif kind in ("function", "foreign"):
@@ -54,13 +77,16 @@ class _Router(cst.CSTTransformer):
             return updated
         return updated.with_changes(
             func=cst.Attribute(cst.Name("_leapp"), cst.Name(dispatcher)),
-            args=_args([cst.SimpleString(json.dumps(where)), *head], updated.args, spaces),
+            args=_args([site, *head], updated.args, spaces),
             whitespace_after_func=cst.SimpleWhitespace(""),
         )
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
         target = self._target(original)
         if target is None or target[1] != "subscript":
+            return updated
+        site = self._string(target[0])
+        if site is None:
             return updated
         # TABLE[i, :] -> _leapp.getitem("site", TABLE, (i, slice(None, None, None)))
         items = [_index_value(e.slice) for e in updated.slice]
@@ -69,7 +95,7 @@ class _Router(cst.CSTTransformer):
         else:  # the elements keep their commas, and with them any line breaks between them
             index = cst.Tuple([cst.Element(v, comma=e.comma) for v, e in zip(items, updated.slice, strict=True)])
         call = cst.Call(cst.Attribute(cst.Name("_leapp"), cst.Name("getitem")),
-                        _args([cst.SimpleString(json.dumps(target[0])), updated.value, index], [],
+                        _args([site, updated.value, index], [],
                               [None, None, updated.lbracket.whitespace_after]),
                         lpar=updated.lpar, rpar=updated.rpar)
         return call.with_changes(whitespace_before_args=cst.SimpleWhitespace(""))
