@@ -57,3 +57,24 @@ def test_traced_slice_bound_is_refused_with_the_alternative():
 
 
 COVERED = {"numpy.nonzero", "numpy.where", "numpy.flatnonzero", "numpy.argwhere", "ndarray.__getitem__"}
+
+
+TRACED_COUNTS = {
+    "roll": (lambda a: np.roll(a, (a > 0).sum()), "shift"),
+    "full": (lambda a: np.full((a > 0).sum(), 1.0), "shape"),
+    "linspace": (lambda a: np.linspace(0.0, 1.0, (a > 0).sum()), "num"),
+    "array_split": (lambda a: np.array_split(a.ravel(), (a > 0).sum())[0], "indices_or_sections"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRACED_COUNTS))
+def test_a_traced_count_as_a_size_or_shift_is_refused_at_the_call(name):
+    # these reached lowering and failed there as an InternalError ("a leapp bug")
+    from leapp.errors import UnsupportedArgumentError
+
+    fn, argument = TRACED_COUNTS[name]
+    with pytest.raises((UnsupportedArgumentError, EscapeError)) as caught:
+        trace_function(fn, (X,), {}, names=["a"], strict=True)
+    line = fn.__code__.co_firstlineno
+    assert f"test_data_dependent_sizes.py:{line}" in str(caught.value)
+    assert argument in str(caught.value) or "sizes must not depend on the data" in str(caught.value)

@@ -139,6 +139,9 @@ CASES = {
                                     np.searchsorted(np.sort(_nan(a[0], 0.3)), np.where(a > 1.5, np.inf, a), side="right"),
                                     np.searchsorted(np.array([-1.0, np.inf, np.nan, np.nan]), _nan(a, 1.0), side="right")), X),
     "digitize": (lambda a: (np.digitize(a, [-1, 0, 1]), np.digitize(a, [1, 0, -1], right=True)), X),
+    # values on the edges, bins increasing and decreasing, both sides (decreasing used to swap them)
+    "digitize_edges": (lambda a: tuple(np.digitize(a, b, right=r) for b in ([-2, 0, 1, 3], [3, 1, 0, -2])
+                                       for r in (False, True)), XI),
     "isin": (lambda a: (np.isin(a, [1, 2, -3]), np.isin(a, a[0], invert=True)), XI),
     "argpartition": (lambda a: np.argpartition(a, 2, axis=1), X),
     "take_variants": (lambda a: (np.take(a, [0, -1, 3]), np.take(a, [[1, 0]], axis=1), np.take_along_axis(a, np.argsort(a, 0), 0)), X),

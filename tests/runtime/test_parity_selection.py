@@ -96,6 +96,11 @@ SORTING = [
        dtypes=((F32, I64), (I32, I32), (B, I64)), rng=("normal", index(3))),
     _r("numpy.take", lambda a, i: np.take(a, i), (((3, 4), (5,)),), "traced flat",
        dtypes=((F64, I64),), rng=("normal", index(12))),
+    # mode= clips (negatives to 0) or wraps indices far outside the axis, both sides
+    _r("numpy.take", lambda a, i: (np.take(a, i, mode="clip"), np.take(a, i, mode="wrap"),
+                                   np.take(a, i, axis=1, mode="clip"), a.take(i, axis=0, mode="wrap"),
+                                   np.take(a, -7, mode="clip"), np.take(a, [-7, 40], axis=1, mode="wrap")),
+       (((3, 4), (6,)),), "mode=clip/wrap", dtypes=((F32, I64), (I32, I32)), rng=("normal", index(30)), full=2),
     _r("numpy.take_along_axis", lambda a: np.take_along_axis(a, np.argsort(a, axis=1, kind="stable"), axis=1),
        (((3, 4),), ((2, 0),)), "argsort"),
     _r("numpy.take_along_axis", lambda a, i: np.take_along_axis(a, i, axis=0), (((3, 4), (2, 4)),), "traced",

@@ -66,16 +66,19 @@ def _interp(args, kwargs):
     return None
 
 
-def _static(*positions):
-    """Arguments that fix the output shape must not be traced data."""
+def _static(*positions, why="so the output size would depend on it"):
+    """Arguments that fix the output shape (or the graph's structure) must not be traced data."""
 
     def check(args, kwargs):
         for i, name in positions:
             if _is_traced(_arg(args, kwargs, i, name)):
-                return f"{name} is traced data, so the output size would depend on it; use a constant"
+                return f"{name} is traced data, {why}; use a constant"
         return None
 
     return check
+
+
+_SPLIT = _static((1, "indices_or_sections"))
 
 
 def _float16_running(args, kwargs):
@@ -103,6 +106,16 @@ CHECKS = {
     "numpy.repeat": _static((1, "repeats")),
     "numpy.tile": _static((1, "reps")),
     "numpy.rot90": _static((1, "k")),
+    "numpy.full": _static((0, "shape")),
+    "numpy.linspace": _static((2, "num")),
+    "numpy.logspace": _static((2, "num")),
+    "numpy.geomspace": _static((2, "num")),
+    "numpy.array_split": _SPLIT,
+    "numpy.split": _SPLIT,
+    "numpy.hsplit": _SPLIT,
+    "numpy.vsplit": _SPLIT,
+    "numpy.dsplit": _SPLIT,
+    "numpy.roll": _static((1, "shift"), (2, "axis"), why="which elements move where would depend on it"),
 }
 
 

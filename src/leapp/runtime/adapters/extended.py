@@ -98,7 +98,7 @@ def digitize(m, x, bins, right=False):
     xt = m.tensor(x, dtype).reshape(-1)
     n = m.shape_of(bins)[0]
     inc = torch.searchsorted(b, xt, right=not right)
-    dec = n - torch.searchsorted(torch.flip(b, (0,)), xt, right=bool(right))
+    dec = n - torch.searchsorted(torch.flip(b, (0,)), xt, right=not right)  # NumPy: the same side
     increasing = b[-1] >= b[0]
     return torch.where(increasing, inc, dec).reshape(m.shape)
 

@@ -119,11 +119,17 @@ def take(m, a, indices, axis=None, out=None, mode="raise"):
     x = m.tensor(a)
     idx = m.cast(indices, np.int64) if isinstance(indices, torch.fx.Proxy) else (
         int(indices) if np.ndim(indices) == 0 else m.tensor(indices, np.int64))
-    if axis is None:
+    dim = None if axis is None else norm_axes(axis, m.ndim(a))[0]
+    n = int(np.prod(m.shape_of(a))) if dim is None else m.shape_of(a)[dim]
+    if mode in ("wrap", "clip") and n:  # NumPy's modes: wrap is modulo n; clip clips, negatives to 0
+        if isinstance(idx, int):
+            idx = idx % n if mode == "wrap" else min(max(idx, 0), n - 1)
+        else:
+            idx = torch.remainder(idx, n) if mode == "wrap" else torch.clamp(idx, 0, n - 1)
+    if dim is None:
         if isinstance(idx, int):
             return x.reshape(-1)[idx]
-        return torch.take(x, torch.where(idx < 0, idx + int(np.prod(m.shape_of(a))), idx))
-    dim = norm_axes(axis, m.ndim(a))[0]
+        return torch.take(x, torch.where(idx < 0, idx + n, idx))
     return x[(slice(None),) * dim + (idx,)]
 
 
