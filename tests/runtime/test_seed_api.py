@@ -234,3 +234,25 @@ def test_pipeline_export_defaults_to_the_session_save_path(tmp_path):
     folder = tmp_path / "saved"
     assert (folder / "pipeline.json").exists()
     assert (folder / "preprocess.onnx").exists() and (folder / "preprocess.onnx.json").exists()
+
+
+def test_buffers_numpys_compiled_code_makes_stay_plain():
+    # numpy.random's Generator (Cython, no Python frame) calls np.empty and fills it in C: that
+    # buffer must not be traced (the graph kept its unfilled memory), while the user's own
+    # np.zeros, through a name or an alias bound in the session, is traced
+    x0 = np.arange(5, dtype=np.float32)
+    leapp.start("noise")
+    x = annotate.input_tensors("n", {"x": x0})
+    zeros = np.zeros
+    buf = zeros(5, np.float32)
+    buf[:] = x * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no escape, no "leapp bug" self-check miss
+        noise = np.random.default_rng(0).normal(0.0, 0.1, 5).astype(np.float32)
+    annotate.output_tensors("n", {"y": buf + noise})
+    leapp.stop()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", leapp.errors.LeappInternalWarning)
+        node = leapp.compile_graph(validate=False)["n"]
+    z = np.ones(5, np.float32)
+    np.testing.assert_array_equal(node(x=z)["y"], z * 2 + noise)  # the noise drawn, frozen (lint: LP301)

@@ -17,8 +17,12 @@ them; the last one to let go puts NumPy's own functions back.
 
 from __future__ import annotations
 
+import ast
+import itertools
+import linecache
 import sys
 import threading
+import types
 from contextlib import contextmanager
 
 import numpy as np
@@ -57,13 +61,72 @@ def bypass_call(name, original, args, kwargs, from_user=True):
     if trace is None:
         return original(*args, **kwargs)
     local = _local
-    if local.busy or (from_user and _is_internal(sys._getframe(2).f_code)):
+    if local.busy:
         return original(*args, **kwargs)
+    if from_user:
+        frame = sys._getframe(2)
+        if _is_internal(frame.f_code) or not _calls(frame, name):
+            return original(*args, **kwargs)
     local.busy = True
     try:
         return _bypass(trace, name, original, args, kwargs)
     finally:
         local.busy = False
+
+
+_callees: dict = {}  # (id(code), instruction offset) -> (code, how the call there names its callee)
+
+
+def _calls(frame, name):
+    """Whether the call running in the user's ``frame`` is the call of ``name``'s wrapper.
+
+    A compiled library (numpy.random's Generator is Cython) calls ``np.empty`` with no Python
+    frame of its own, so the nearest frame is the user's line ``rng.normal(0, 1, 5)``: that
+    buffer, filled in C, must stay plain (traced, the graph kept its unfilled contents). The
+    callee written on the line decides: a name or attribute chain is looked up (``np.empty``,
+    ``e = np.empty; e(5)``); a callee reached through calls is judged by its last attribute
+    (``...normal``); anything else, or a line whose source cannot be read, counts as the user's.
+    """
+    code = frame.f_code
+    key = (id(code), frame.f_lasti)
+    hit = _callees.get(key)
+    if hit is None:
+        hit = _callees[key] = (code, _callee(code, frame.f_lasti))
+    callee = hit[1]
+    if callee is None:
+        return True
+    kind, parts = callee
+    if kind == "attr":
+        return parts == name.rsplit(".", 1)[-1]
+    scopes = (frame.f_locals, frame.f_globals, frame.f_builtins)
+    obj = next((scope[parts[0]] for scope in scopes if parts[0] in scope), None)
+    for part in parts[1:]:
+        if not isinstance(obj, (types.ModuleType, type)):  # no getattr on arbitrary objects
+            return parts[-1] == name.rsplit(".", 1)[-1]
+        obj = getattr(obj, part, None)
+    return getattr(obj, "_leapp_bypass", None) == name
+
+
+def _callee(code, lasti):
+    try:
+        line, end_line, col, end_col = next(itertools.islice(code.co_positions(), lasti // 2, None))
+        lines = [linecache.getline(code.co_filename, n) for n in range(line, end_line + 1)]
+        if None in (col, end_col) or not all(lines):
+            return None
+        lines[-1] = lines[-1][:end_col]
+        lines[0] = lines[0][col:]
+        call = ast.parse("(" + "".join(lines) + ")", mode="eval").body
+    except (AttributeError, StopIteration, TypeError, ValueError, SyntaxError):  # co_positions: 3.11+
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    chain, func = [], call.func
+    while isinstance(func, ast.Attribute):
+        chain.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        return "chain", [func.id, *reversed(chain)]
+    return ("attr", chain[0]) if chain else None
 
 
 def _bypass(trace, name, original, args, kwargs):
