@@ -204,8 +204,9 @@ class DataDependentSize(Rule):
                "seen while tracing. Keep sizes static: select with a mask (`x[mask]`), "
                "`np.where`, or count with `np.count_nonzero` and stay in arrays.")
     WHAT = ("Flags data-dependent sizes escaping into Python: `len()`, `.shape[...]` or `.size` "
-            "of `np.unique`/`np.nonzero`/boolean-mask results, and Python numbers computed from "
-            "array data used as a slice bound, a shape, or a `range()`.")
+            "of `np.unique`/`np.nonzero`/boolean-mask results, Python numbers computed from "
+            "array data used as a slice bound, a shape, or a `range()`, and array data passed as a "
+            "size or shift (`np.zeros(mask.sum())`, `np.roll(x, np.argmax(x))`).")
     WHY = ("`np.nonzero(m)` and `x[mask]` trace fine (their size follows the data inside the "
            "graph), but once the size becomes a Python `int`, the graph holds the traced-time "
            "value for every input.")
@@ -229,6 +230,14 @@ class DataDependentSize(Rule):
                 kept = x[x > 0]
                 n = x.shape[0]
                 return kept, x[idx], x[: n // 2], np.zeros(len(x))
+            """)),
+        Valid(src("""
+            import numpy as np
+            REPS = np.array([1, 0, 2, 1])
+            # leapp: trace
+            def f(x, n=3):
+                return (np.zeros((n, x.shape[1])), np.repeat(x, REPS, axis=0), np.tile(x, (2, 1)),
+                        np.full(x.shape, x.mean()), np.linspace(0.0, 1.0, x.shape[0]), np.roll(x, 2))
             """)),
     ]
     INVALID = [
@@ -258,7 +267,30 @@ class DataDependentSize(Rule):
             def f(x):
                 return x[:np.argmax(x)]
             """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x, mask):
+                return np.zeros((mask.sum(), 3)) + x.mean()
+            """), line=4),
+        Invalid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return np.roll(x, np.argmax(x))
+            """), line=4),
     ]
+
+    # Parameters that are sizes (or shifts) even when an array is passed: an array there is
+    # data-dependent (np.zeros(mask.sum())), which the runtime refuses. Position, then keyword.
+    _SIZE_PARAMETERS = {
+        "numpy.zeros": ((0, "shape"),), "numpy.ones": ((0, "shape"),), "numpy.empty": ((0, "shape"),),
+        "numpy.full": ((0, "shape"),), "numpy.eye": ((0, "N"), (1, "M"), (2, "k")),
+        "numpy.identity": ((0, "n"),), "numpy.arange": ((0, "start"), (1, "stop"), (2, "step")),
+        "numpy.linspace": ((2, "num"),), "numpy.logspace": ((2, "num"),), "numpy.geomspace": ((2, "num"),),
+        "numpy.tile": ((1, "reps"),), "numpy.repeat": ((1, "repeats"),), "numpy.roll": ((1, "shift"),),
+        "numpy.array_split": ((1, "indices_or_sections"),), "numpy.split": ((1, "indices_or_sections"),),
+    }
 
     def _flag(self, node, where, ctx):
         ctx.claim(node)
@@ -290,6 +322,12 @@ class DataDependentSize(Rule):
         if takes_sizes:
             self._sizes([*node.args, *(k.value for k in node.keywords)],
                         f"used as a size in `{ctx.text(node.func)}(...)`", ctx)
+        found = ctx.site(node)
+        sizes = self._SIZE_PARAMETERS.get(found[1].name) if found and isinstance(found[1], table.Entry) else None
+        if sizes:
+            given = [node.args[i] for i, _ in sizes if i < len(node.args)]
+            given += [k.value for k in node.keywords if any(k.arg == name for _, name in sizes)]
+            self._sizes(given, f"used as a size in `{ctx.text(node.func)}(...)`", ctx, arrays=True)
 
     def visit_Attribute(self, node, ctx):
         if node.attr == "size" and not ctx.is_claimed(node) and ctx.is_dds(node.value):
