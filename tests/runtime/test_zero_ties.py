@@ -13,8 +13,13 @@ import pytest
 import leapp
 
 
+LOW = np.array([0.0, -0.0, 0.0, -1.0, 0.0, 1.0, -0.0])  # a constant bound with zeros
+NEAR = np.array([-1.0, 0.5, -2.0, -1.0, 1.0, 1.5, -3.0])  # and one without
+
+
 def ties(x, y):
     return {
+        "clip_const": np.clip(x, LOW.astype(x.dtype), 10.0), "max_const": np.maximum(x, LOW.astype(x.dtype)),
         "max0": np.maximum(x, 0.0), "max0_rev": np.maximum(0.0, x), "min0": np.minimum(x, -0.0),
         "max_xy": np.maximum(x, y), "min_yx": np.minimum(y, x),
         "clip_lo": np.clip(x, 0.0, None), "clip_hi": np.clip(x, None, -0.0), "clip_both": np.clip(x, 0.0, 10.0),
@@ -38,3 +43,18 @@ def test_ties_of_zeros_return_numpys_operand(dtype):
             assert g.dtype == w.dtype, key
             np.testing.assert_array_equal(g, w, err_msg=key)
             assert np.array_equal(np.signbit(g), np.signbit(w)), (key, g, w)
+
+
+def bounded(x):
+    return np.clip(x, NEAR.astype(x.dtype), 2.0), np.maximum(x, NEAR.astype(x.dtype))
+
+
+def test_bounds_without_zeros_keep_the_single_kernel():
+    # a tie with a nonzero bound is the same number either way: torch.clamp/maximum stay one op
+    # (the written-out choice costs a graph several ops, half the robot example's call at batch 4096)
+    cf = leapp.compile(bounded)
+    x = np.array([-0.0, 0.0, 3.0, -5.0, np.nan, 1.5, -3.0])
+    for g, w in zip(cf(x), bounded(x), strict=True):
+        np.testing.assert_array_equal(g, w)
+    code = cf.graphs[-1].code
+    assert "torch.clamp" in code and "torch.maximum" in code and "where" not in code, code

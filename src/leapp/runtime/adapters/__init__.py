@@ -153,6 +153,21 @@ def _scalar_or_tensor(m, fn, i, value, dtype):
     return m.tensor(value, dtype)
 
 
+def may_be_zero(m, x):
+    """Whether operand ``x`` may hold a zero: a traced value may; a constant (a number, or a graph
+    constant) only if it does. Ties between equal zeros of two signs are the only ones whose
+    choice of operand shows (np.maximum, np.clip)."""
+    if isinstance(x, torch.fx.Proxy):
+        node = x.node
+        if node.op != "get_attr":
+            return True
+        value = getattr(m.builder.root, node.target, None)
+        return value is None or bool((value == 0).any())
+    if isinstance(x, (complex, np.complexfloating)):
+        return False
+    return bool(np.any(np.asarray(x) == 0))
+
+
 def norm_axes(axis, ndim):
     """NumPy's axis argument as a tuple of non-negative ints (None: every axis)."""
     if axis is None:

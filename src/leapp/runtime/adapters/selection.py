@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import _flip, impl, norm_axes
+from . import _flip, impl, may_be_zero, norm_axes
 
 
 def _operand(m, v, dtype, other_is_tensor):
@@ -65,9 +65,9 @@ def clip(m, a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
                 b = m.tensor(bound, m.dtype).to(torch.int64)
                 out = op(out, _flip(b) if flip else b)
         return (_flip(out) if flip else out).to(m.tdtype)
-    traced_bound = any(isinstance(v, torch.fx.Proxy) for v in (lo, hi))
-    if m.dtype in (np.float32, np.float64) and (traced_bound or lo is None or hi is None) \
-            and any(isinstance(v, torch.fx.Proxy) or (v is not None and v == 0) for v in (lo, hi)):
+    array_bound = any(isinstance(v, torch.fx.Proxy) for v in (lo, hi))
+    if m.dtype in (np.float32, np.float64) and (array_bound or lo is None or hi is None) \
+            and may_be_zero(m, x) and any(v is not None and may_be_zero(m, v) for v in (lo, hi)):
         # Of a value equal to a bound, NumPy's float32/64 clip returns the bound when a bound is
         # an array or one bound is None (np.maximum/np.minimum), and the value when both bounds are
         # numbers (its vector clip loop, as torch.clamp): clip(-0.0, 0.0, None) is 0.0,

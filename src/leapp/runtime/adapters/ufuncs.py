@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from . import ADAPTERS, _computable, generic_ufunc, impl, loop_dtypes, norm_axes
+from . import ADAPTERS, _computable, generic_ufunc, impl, loop_dtypes, may_be_zero, norm_axes
 
 
 def _zero_safe(op):
@@ -87,7 +87,7 @@ def _extreme(name, greater):
 
     def adapter(m, a, b, dtype=None, **kw):
         loops = loop_dtypes(m, ufunc, (a, b), dtype)
-        if loops[-1] not in _SECOND_WINS or not _may_tie_zeros(a, b):
+        if loops[-1] not in _SECOND_WINS or not (may_be_zero(m, a) and may_be_zero(m, b)):
             return generic(m, a, b, dtype=dtype, **kw)
         x, y = m.tensor(m.cast(a, loops[0]), loops[0]), m.tensor(m.cast(b, loops[1]), loops[1])
         wins = (x > y) if greater else (x < y)
@@ -98,14 +98,6 @@ def _extreme(name, greater):
 
 
 _SECOND_WINS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _may_tie_zeros(a, b):
-    arrays = [isinstance(v, torch.fx.Proxy) for v in (a, b)]
-    if all(arrays):
-        return True
-    scalar = b if arrays[0] else a
-    return any(arrays) and not isinstance(scalar, (complex, np.complexfloating)) and scalar == 0
 
 
 impl("numpy.maximum")(_extreme("numpy.maximum", greater=True))
