@@ -12,7 +12,6 @@ import pytest
 
 import leapp
 
-
 LOW = np.array([0.0, -0.0, 0.0, -1.0, 0.0, 1.0, -0.0])  # a constant bound with zeros
 NEAR = np.array([-1.0, 0.5, -2.0, -1.0, 1.0, 1.5, -3.0])  # and one without
 
