@@ -402,10 +402,6 @@ def log1p(x):
     return _log1p64(x) if _float(x) else torch.log1p(x)
 
 
-def atan(x):
-    return _atan64(x) if _f64(x) else torch.atan(x)
-
-
 # sin and cos: onnxruntime's double Sin and Cos are accurate to about 3e-16 absolutely, not
 # relatively (thousands of ulps near their zeros: its sin(pi) is -0.0 where NumPy's is 1.2e-16, and
 # np.arctan2(np.sin(a), np.cos(a)) at a = pi came out -pi). Reduced by pi/4 in six pieces (24-bit
@@ -449,57 +445,27 @@ def _sincos64(x):
     return _pick(x, near, s, torch.sin(x)), _pick(x, near, c, torch.cos(x))
 
 
-@_lift0d
 def _sin64(x):
     return _sincos64(x)[0]
 
 
-@_lift0d
 def _cos64(x):
     return _sincos64(x)[1]
 
 
-def sin(x):
-    return _sin64(x) if _f64(x) else torch.sin(x)
-
-
-def cos(x):
-    return _cos64(x) if _f64(x) else torch.cos(x)
-
-
-@_lift0d
 def _tan64(x):
     s, c = _sincos64(x)
     return s / c
 
 
-def tan(x):
-    return _tan64(x) if _f64(x) else torch.tan(x)
-
-
-def asin(x):
-    return _asin64(x) if _f64(x) else torch.asin(x)
-
-
-@_lift0d
 def _asin64(x):
     return _atan64(x / torch.sqrt((1.0 - x) * (1.0 + x)))  # |x| > 1: sqrt of a negative, NaN
 
 
-def acos(x):
-    return _acos64(x) if _f64(x) else torch.acos(x)
-
-
-@_lift0d
 def _acos64(x):
     return 2.0 * _atan64(torch.sqrt((1.0 - x) / (1.0 + x)))  # x = -1: atan(inf), so pi
 
 
-def asinh(x):
-    return _asinh64(x) if _f64(x) else _asinh(x)
-
-
-@_lift0d
 def _asinh64(x):
     a = x.abs()
     a2 = a * a
@@ -509,11 +475,6 @@ def _asinh64(x):
     return copysign(_pick(x, a > _BIG, huge, _pick(x, a > 2.0, mid, small)), x)
 
 
-def acosh(x):
-    return _acosh64(x) if _f64(x) else _acosh(x)
-
-
-@_lift0d
 def _acosh64(x):
     t = x - 1.0
     small = _log1p64(t + torch.sqrt(2.0 * t + t * t))
@@ -523,16 +484,30 @@ def _acosh64(x):
     return _pick(x, x < 1.0, math.nan, r)  # the branches above would not all give NaN there
 
 
-def atanh(x):
-    return _atanh64(x) if _f64(x) else _atanh(x)
-
-
-@_lift0d
 def _atanh64(x):
     a = x.abs()
     small = 0.5 * _log1p64(2.0 * a + 2.0 * a * a / (1.0 - a))
     large = 0.5 * _log1p64(2.0 * a / (1.0 - a))  # a = 1: inf; a > 1: log of a negative, NaN
     return copysign(_pick(x, a < 0.5, small, large), x)
+
+
+def _float64_form(f64, other):
+    """``f64`` where the operand is float64 (on shape (1,) for a 0-d one, see ``_lift0d``), ONNX's
+    own op ``other`` for every other dtype."""
+    lifted = _lift0d(f64)
+
+    def run(x):
+        return lifted(x) if _f64(x) else other(x)
+
+    run.__name__ = other.__name__
+    return run
+
+
+atan, tan = _float64_form(_atan64, torch.atan), _float64_form(_tan64, torch.tan)
+sin, cos = _float64_form(_sin64, torch.sin), _float64_form(_cos64, torch.cos)
+asin, acos = _float64_form(_asin64, torch.asin), _float64_form(_acos64, torch.acos)
+asinh, acosh, atanh = (_float64_form(_asinh64, _asinh), _float64_form(_acosh64, _acosh),
+                       _float64_form(_atanh64, _atanh))
 
 
 def _shift_power(b):
