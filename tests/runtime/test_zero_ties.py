@@ -22,7 +22,8 @@ def ties(x, y):
         "max0": np.maximum(x, 0.0), "max0_rev": np.maximum(0.0, x), "min0": np.minimum(x, -0.0),
         "max_xy": np.maximum(x, y), "min_yx": np.minimum(y, x),
         "clip_lo": np.clip(x, 0.0, None), "clip_hi": np.clip(x, None, -0.0), "clip_both": np.clip(x, 0.0, 10.0),
-        "clip_arr": np.clip(x, y, 10.0), "method": x.clip(min=0),
+        "clip_arr": np.clip(x, y, 10.0), "method": x.clip(min=0), "clip_0d": np.clip(x, -1.0, y[1]),
+        "clip_0d_lo": np.clip(x, y[0], 10.0),
         "heading": np.arctan2(np.maximum(x, 0.0), -np.ones_like(x)),
     }
 
