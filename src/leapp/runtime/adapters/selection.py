@@ -69,10 +69,10 @@ def clip(m, a, a_min=_NO, a_max=_NO, out=None, *, min=_NO, max=_NO, **kw):
     if m.dtype in (np.float32, np.float64) and (array_bound or lo is None or hi is None) \
             and may_be_zero(m, x) and any(v is not None and may_be_zero(m, v) for v in (lo, hi)):
         # Of a value equal to a bound, NumPy's float32/64 clip returns the bound when a bound is
-        # an array (not 0-d) or one bound is None (np.maximum/np.minimum), and the value when both bounds are
-        # numbers (its vector clip loop, as torch.clamp): clip(-0.0, 0.0, None) is 0.0,
-        # clip(-0.0, 0.0, 1.0) is -0.0. Only zeros of two signs tie visibly: the first kind is
-        # written out where a bound is traced or zero (NaN in a or a bound propagates). float16
+        # an array (not 0-d) or one bound is None (np.maximum/np.minimum), and the value when both
+        # bounds are numbers or 0-d (its vector clip loop, as torch.clamp): clip(-0.0, 0.0, None)
+        # is 0.0, clip(-0.0, 0.0, 1.0) is -0.0. Only zeros of two signs tie visibly: the first kind
+        # is written out where a bound may hold a zero (NaN in a or a bound propagates). float16
         # keeps the value throughout, as torch does.
         out = m.tensor(x)
         if lo is not None:

@@ -79,7 +79,7 @@ def _extreme(name, greater):
     """np.maximum/minimum on float32/float64. Of two equal values NumPy's loops return the second
     operand, torch's kernels the first: the same number unless they are zeros of two signs
     (np.maximum(-0.0, 0.0) is 0.0, torch's -0.0; arctan2 and 1/x tell them apart). Where a tie of
-    zeros can happen (two arrays, or a zero operand) the choice is written out; NaN propagates.
+    zeros can happen (both operands may hold a zero) the choice is written out; NaN propagates.
     (float16 loops return the first operand, as torch does; fmax/fmin's choice depends on the
     element's position in NumPy's vector loop, so no graph can follow it: docs/limitations.md.)"""
     ufunc = getattr(np, name.split(".", 1)[1])
@@ -138,6 +138,8 @@ def frexp(m, x, dtype=None, **kw):
     mantissa, exponent = torch.frexp(m.tensor(m.cast(x, loops[0]), loops[0]))
     shape = m.shape_of(x)
     return m.mark(mantissa, loops[1], shape), m.mark(exponent, np.int32, shape)
+
+
 impl("numpy.fmod")(_zero_safe(torch.fmod))
 
 
