@@ -91,6 +91,8 @@ def _calls(frame, name):
     key = (id(code), frame.f_lasti)
     hit = _callees.get(key)
     if hit is None:
+        if len(_callees) >= 4096:
+            _callees.clear()
         hit = _callees[key] = (code, _callee(code, frame.f_lasti))
     callee = hit[1]
     if callee is None:
@@ -110,12 +112,12 @@ def _calls(frame, name):
 def _callee(code, lasti):
     try:
         line, end_line, col, end_col = next(itertools.islice(code.co_positions(), lasti // 2, None))
-        lines = [linecache.getline(code.co_filename, n) for n in range(line, end_line + 1)]
+        lines = [linecache.getline(code.co_filename, n).encode() for n in range(line, end_line + 1)]
         if None in (col, end_col) or not all(lines):
             return None
-        lines[-1] = lines[-1][:end_col]
+        lines[-1] = lines[-1][:end_col]  # columns count UTF-8 bytes
         lines[0] = lines[0][col:]
-        call = ast.parse("(" + "".join(lines) + ")", mode="eval").body
+        call = ast.parse("(" + b"".join(lines).decode() + ")", mode="eval").body
     except (AttributeError, StopIteration, TypeError, ValueError, SyntaxError):  # co_positions: 3.11+
         return None
     if not isinstance(call, ast.Call):
