@@ -250,8 +250,12 @@ def write_pt2(module, args, path, *, input_names, dynamic, **_):
 
     shapes = None
     if dynamic:
+        # keyed by forward()'s parameters, which are the input names made identifiers
+        # ("depth.raw" is the placeholder depth_raw): in placeholder order, as the names are
         batch = torch.export.Dim("batch")
-        shapes = {n: ({0: batch} if n in dynamic["inputs"] else None) for n in input_names}
+        params = [n.target for n in module.graph.nodes if n.op == "placeholder"]
+        shapes = {p: ({0: batch} if n in dynamic["inputs"] else None)
+                  for p, n in zip(params, input_names, strict=True)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program = torch.export.export(module, args, dynamic_shapes=shapes, strict=False)

@@ -276,3 +276,31 @@ def test_least_integer_over_minus_one_and_small_log1p_in_onnxruntime(tmp_path):
     for key in ("log1p", "softplus"):
         g, w = got["output_" + key], want[key]
         assert np.max(np.abs(g - w) / np.spacing(np.abs(w))) <= 4, (key, g, w)
+
+
+@leapp.compile
+def _depth_features(obs):
+    d = obs["depth.raw"]
+    return {"near": d.min(axis=1), "far": d.max(axis=1), "seen": (d > 0).any(axis=1), "scaled": d * 2}
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript", "pt2"])
+def test_dotted_int16_input_exports_with_a_dynamic_batch(tmp_path, fmt):
+    # pt2 keyed its dynamic shapes by the user's name ("depth.raw") where torch.export wants
+    # forward()'s parameter (depth_raw); ORT has no int16 ReduceMin/ReduceMax
+    rng = np.random.default_rng(5)
+    def depth(batch):
+        d = rng.integers(-32768, 32767, (batch, 6)).astype(np.int16)
+        d[0, 0] = -32768
+        return {"depth.raw": d}
+    _depth_features(depth(2))
+    path = str(tmp_path / f"depth.{fmt}")
+    description = _depth_features.export(path, fmt, dynamic_batch=True)
+    names = [p["name"] for p in description["inputs"]]
+    run = export_formats.LOADERS[fmt](path, names)
+    for batch in (1, 5):
+        fresh = depth(batch)
+        got = run({names[0]: fresh["depth.raw"]})
+        for g, (key, w) in zip(got, _depth_features.fn(fresh).items(), strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape, key
+            np.testing.assert_array_equal(g, w, err_msg=key)

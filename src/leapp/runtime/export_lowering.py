@@ -833,8 +833,8 @@ def argmin(x, dim=None, keepdim=False):
 
 
 def _reduce(fn, x, dim=(), keepdim=False):
-    if x.dtype == torch.bool:  # onnxruntime reduces no booleans
-        return fn(x.to(torch.int32), dim, keepdim).to(torch.bool)
+    if x.dtype == torch.bool or x.dtype in _NARROW_INTS:  # onnxruntime reduces no booleans, no int16
+        return fn(x.to(torch.int32), dim, keepdim).to(x.dtype)
     if not _float(x) or x.dim() == 0:
         return fn(x, dim, keepdim)
     dims = _dims(x, dim)
