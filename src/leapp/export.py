@@ -65,9 +65,12 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     try:
         module, notes = prepare(gm, node.output_names, onnx=format == "onnx", example=args)
     except Exception as exc:  # a decomposition that does not run on these inputs: leapp's bug
-        raise ExportError(f"preparing node {node.name!r} for {format} failed (a leapp bug; please "
-                          f"report it): {type(exc).__name__}: {_first_line(exc)}. Nothing was written. "
-                          f"Try {_OTHER_FORMAT[format]}") from exc
+        failed = getattr(exc, "leapp_fx_node", None)
+        where = "" if failed is None else (f" at {failed.meta.get('leapp_call', failed.target)} "
+                                           f"({failed.meta.get('leapp_source') or '?'})")
+        raise ExportError(f"preparing node {node.name!r} for {format} failed{where} (a leapp bug; "
+                          f"please report it): {type(exc).__name__}: {_first_line(exc)}. Nothing was "
+                          f"written. Try {_OTHER_FORMAT[format]}") from exc
     # A private folder next to the target, holding a file of the target's own name: formats that
     # are zip archives name their root folder after the file, so the bytes do not depend on a
     # temporary name, and os.replace stays on one file system (atomic).

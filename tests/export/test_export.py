@@ -304,3 +304,38 @@ def test_dotted_int16_input_exports_with_a_dynamic_batch(tmp_path, fmt):
         for g, (key, w) in zip(got, _depth_features.fn(fresh).items(), strict=True):
             assert g.dtype == w.dtype and g.shape == w.shape, key
             np.testing.assert_array_equal(g, w, err_msg=key)
+
+
+def test_a_decomposition_that_fails_is_an_export_error_naming_the_call_and_line(tmp_path, monkeypatch):
+    # a lowering that does not run on the example is leapp's bug: said as such, at the user's line
+    from leapp.runtime import export_lowering
+
+    def broken(a, b):
+        raise TypeError("simulated")
+
+    monkeypatch.setitem(export_lowering.FUNCTIONS, __import__("torch").hypot, broken)
+    inputs = {"a": np.array([3.0, 4.0]), "b": np.array([4.0, 3.0])}
+    node = _trace(lambda a, b: np.hypot(a, b) + 1.0, inputs)
+    with pytest.raises(ExportError, match=r"failed at numpy.hypot \(.*test_export.py:\d+\) \(a leapp bug.*"
+                                          r"TypeError: simulated"):
+        export_node(node, str(tmp_path / "h.onnx"), "onnx", example_inputs=inputs)
+    assert not os.path.exists(tmp_path / "h.onnx")
+
+
+def _small_forms(m, s, h):
+    return {"masked": m * True, "either": True + m, "step": np.heaviside(s, h)}
+
+
+def test_bool_times_a_python_bool_and_heaviside_of_a_0d_value_export(tmp_path):
+    # the lowering called logical_and on a Python bool (TypeError) and expanded a (5,) h to 0-d x
+    inputs = {"m": np.array([True, False, True]), "s": np.array(0.0), "h": np.array([0.5, -1.0, np.nan, 2.0, 0.0])}
+    node = _trace(_small_forms, inputs)
+    path = str(tmp_path / "small.onnx")
+    export_node(node, path, "onnx", example_inputs=inputs)
+    for s in (0.0, -2.0, 3.0, np.nan):
+        fresh = {**inputs, "s": np.array(s)}
+        got, want = _ort(path, fresh), _small_forms(**fresh)
+        for key, value in want.items():
+            value = np.asarray(value)
+            assert got["output_" + key].dtype == value.dtype and got["output_" + key].shape == value.shape, key
+            np.testing.assert_array_equal(got["output_" + key], value, err_msg=key)

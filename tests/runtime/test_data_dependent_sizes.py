@@ -78,3 +78,16 @@ def test_a_traced_count_as_a_size_or_shift_is_refused_at_the_call(name):
     line = fn.__code__.co_firstlineno
     assert f"test_data_dependent_sizes.py:{line}" in str(caught.value)
     assert argument in str(caught.value) or "sizes must not depend on the data" in str(caught.value)
+
+
+def roll_by_count(a):
+    return np.roll(a, (a > 0).sum())
+
+
+def test_a_traced_count_is_refused_through_leapp_compile_at_its_line():
+    import leapp
+    from leapp.errors import ProblemsError
+
+    line = roll_by_count.__code__.co_firstlineno + 1
+    with pytest.raises(ProblemsError, match=rf"test_data_dependent_sizes.py:{line}:\d+: .*shift is traced data"):
+        leapp.compile(roll_by_count)(X)

@@ -1187,7 +1187,11 @@ def run_values(gm, args):
 
     class Record(torch.fx.Interpreter):
         def run_node(self, n):
-            v = super().run_node(n)
+            try:
+                v = super().run_node(n)
+            except Exception as exc:
+                exc.leapp_fx_node = n  # the node that failed, for the caller's message
+                raise
             values[n.name] = v
             return v
 

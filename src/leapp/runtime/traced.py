@@ -681,7 +681,7 @@ def _fast_getitem(trace, arr, index, frame):
     out = _plain_view(result, TracedNpArray)
     out._lp_node = trace.add("ndarray.__getitem__", (node, index), None, result.dtype, result.shape, loc)
     out._lp_plain = result
-    out._lp_scalar = not is_view and result.ndim == 0
+    out._lp_scalar = not is_view  # NumPy gave a scalar
     if is_view:
         record.make_view(out, arr, "index", index, loc)
     return out
