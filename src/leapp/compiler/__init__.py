@@ -19,12 +19,13 @@ This is the one layer that imports both ``leapp.ast_pass`` and ``leapp.runtime``
 
 from __future__ import annotations
 
+from .check import DEFAULT_SAMPLES
 from .function import CompiledFunction
 from .stateful import StatefulFunction
 
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
-            state=None, backend: str = "fx"):
+            state=None, backend: str = "fx", check: int = DEFAULT_SAMPLES):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -39,13 +40,17 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     runs each traced graph, ``"fx"`` (the GraphModule, nothing to compile) or
     ``"inductor"`` (torch inductor's fused kernels for the traced shapes; a
     second or more per traced signature, faster calls; see docs/compile.md).
+    ``check``: after every trace, the graph is compared with the function itself
+    on this many inputs generated from the example (redrawn in its range,
+    negated, zeros); a mismatch refuses the graph naming the first node that
+    departs from NumPy (``0`` turns it off; see docs/compile.md).
     """
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
-                                    crosscheck=crosscheck, name=name, backend=backend)
+                                    crosscheck=crosscheck, name=name, backend=backend, check=check)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
-                                backend=backend)
+                                backend=backend, check=check)
 
     return wrap if fn is None else wrap(fn)
 

@@ -31,6 +31,7 @@ from ..errors import (
     ProblemsError,
     UntracedCallWarning,
     ValidationError,
+    ValidationWarning,
 )
 from ..runtime import record, state
 from ..runtime.backends import check_backend
@@ -45,6 +46,7 @@ from ..runtime.tracing import (
     replace_leaves,
     trace_function,
 )
+from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import samples
 from . import source as src_mod
@@ -60,6 +62,7 @@ class Graph:
     crosscheck: object = None
     validation: object = None
     call: tuple = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
+    checked: int = 0  # generated inputs the default differential check compared it with NumPy on
 
     @property
     def node(self):
@@ -74,9 +77,14 @@ class Graph:
 
 
 class CompiledFunction:
-    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend="fx"):
+    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend="fx",
+                 check=check_mod.DEFAULT_SAMPLES):
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
+        if isinstance(check, bool) or not isinstance(check, int) or check < 0:
+            raise ValueError("check is the number of generated inputs the graph is compared with NumPy "
+                             "on after each trace (0: off)")
+        self.check_n = check
         self.backend = check_backend(backend)
         self.fn = fn
         self.strict = strict
@@ -289,6 +297,7 @@ class CompiledFunction:
         if graph is not None:
             return graph
         graph = self._trace(key, args, kwargs)
+        self._differential_check(graph, args, kwargs)
         self._graphs[key] = graph
         if validate:
             rng = np.random.default_rng(len(self._graphs))
@@ -332,6 +341,20 @@ class CompiledFunction:
             if missed:
                 warnings.warn(_lint_missed(missed, self.diagnostics), LeappWarning, stacklevel=4)
         return graph
+
+    def _differential_check(self, graph, args, kwargs):
+        """The graph against the function itself on generated inputs (``compiler/check.py``); a
+        trace whose values escaped is not re-run (the function has side effects: refused or warned)."""
+        if not self.check_n or any(p.kind == "escape" for p in graph.traced.problems):
+            return
+        np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
+        graph.checked, problems = check_mod.run(self, graph, np_args, np_kwargs, self.check_n)
+        if not problems:
+            return
+        if self.strict:
+            raise ProblemsError(problems)
+        for message in problems:
+            warnings.warn(message, ValidationWarning, stacklevel=4)
 
     def _static_problems(self) -> list[str]:
         # Every LP code marks something the graph cannot reproduce exactly, so all are errors.

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EscapeError, EscapeWarning
-from . import patches, record, state
+from . import escapes, patches, record, state
 from .ir import Problem, Trace, _copy_array
 from .session_graph import CompiledNode
 from .traced import TracedNpArray
@@ -29,6 +29,7 @@ class Traced:
     eager_result: object
     problems: list = field(default_factory=list)
     scalar_outputs: frozenset = frozenset()  # outputs NumPy returns as NumPy scalars
+    values: dict = field(default_factory=dict)  # trace node index -> NumPy's value (keep_values)
 
 
 def _is_array(x):
@@ -135,8 +136,21 @@ def rebuild(spec, values):
     return typ(*items) if kind == "namedtuple" else typ(items)
 
 
-def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
-    """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names."""
+class _Kept(list):
+    """``Trace.made`` that keeps the arrays themselves (``keep_values``): the values NumPy computed."""
+
+    __slots__ = ()
+
+    def append(self, ref):
+        list.append(self, ref())
+
+
+def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_values=False):
+    """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names.
+
+    ``keep_values``: also return, per trace node index, the value NumPy computed for it
+    (``Traced.values``; the differential check's second trace, which names the first node that
+    departs) and skip the escape search."""
     active = state.current()
     if active is not None:
         raise RuntimeError(f"cannot trace {name or fn.__name__} while {active.name!r} is being traced")
@@ -149,22 +163,52 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
         mapping[path] = _traced_input(trace, key, value)
         input_paths.append((path, key))
     t_args, t_kwargs = replace_leaves(args, kwargs, mapping)
-    with patches.held(), state.recording(trace):
-        result = fn(*t_args, **t_kwargs)
-        spec, outs = output_structure(result)
-        code = getattr(fn, "__code__", None)
-        returned_at = (code.co_filename, code.co_firstlineno, code.co_name, None) if code else None
-        for key, value in outs.items():
-            trace.outputs[key] = _output_node(trace, key, value, returned_at)
-            trace.output_values[key] = _copy_array(record.plain(value), copy=True) if not _is_tensor(value) \
-                else value.detach().cpu().numpy().copy()
-        for path, key in input_paths:
-            _check_unwritten(trace, key, mapping[path])
+    trace.made = _Kept() if keep_values else []
+    try:
+        with patches.held(), state.recording(trace):
+            result = fn(*t_args, **t_kwargs)
+            spec, outs = output_structure(result)
+            code = getattr(fn, "__code__", None)
+            returned_at = (code.co_filename, code.co_firstlineno, code.co_name, None) if code else None
+            for key, value in outs.items():
+                trace.outputs[key] = _output_node(trace, key, value, returned_at)
+                trace.output_values[key] = _copy_array(record.plain(value), copy=True) \
+                    if not _is_tensor(value) else value.detach().cpu().numpy().copy()
+            for path, key in input_paths:
+                _check_unwritten(trace, key, mapping[path])
+    except BaseException:
+        # a refused or failed call leaves no traced array on the user's objects either
+        del t_args, t_kwargs, mapping
+        escapes.settle(trace.made, set(), record.plain, record.format_loc)
+        trace.made = None
+        raise
     scalars = frozenset(k for k, v in outs.items()
                         if (type(v) is TracedNpArray and v._lp_scalar) or isinstance(v, np.generic))
+    del result, outs, t_args, t_kwargs, mapping, value
+    values = {}
+    if keep_values:
+        for arr in trace.made:
+            node = arr._lp_node
+            if node is not None and node.index not in values:
+                values[node.index] = np.array(record.plain(arr), copy=True)
+        values.update({n.index: n.value for n in trace.nodes if n.op == "const"})
+        trace.made = None
+    else:
+        _report_escapes(trace)
     node = CompiledNode.from_trace(trace)
     eager = rebuild(spec, as_scalars(trace.output_values, scalars))
-    return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars)
+    return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars, values)
+
+
+def _report_escapes(trace):
+    """Traced arrays still held outside leapp once the call returned (``runtime/escapes.py``)."""
+    made, trace.made = trace.made, None
+    for loc, message in escapes.settle(made, set(), record.plain, record.format_loc):
+        text = (f"{message}: the graph cannot carry a value to the next call, which would start "
+                f"from the one frozen now. Return it as an output, or declare it with "
+                f"leapp.compile(state={{...}}) (the value left there is NumPy's, untraced)")
+        record.report(trace, "escape", "a traced array kept after the call", loc, text,
+                      EscapeError, EscapeWarning)
 
 
 def as_scalars(out, scalars):
