@@ -123,3 +123,43 @@ def test_refused_method_leaves_no_traced_array_on_self():
     with pytest.raises(Exception):  # noqa: B017 - any refusal; what matters is what is left behind
         f.step(X[0])
     assert not isinstance(f.x, TracedNpArray)
+
+
+def _nms_like(scores):
+    order = np.argsort(-scores)
+    keep = []
+    while order.size > 0:  # the size came from np.where: data
+        keep.append(order[0])
+        order = order[np.where(scores[order[1:]] < scores[order[0]] - 0.2)[0] + 1]
+    return np.stack(keep)
+
+
+def test_size_that_came_from_data_read_into_python_is_refused():
+    with pytest.raises(ProblemsError, match=r"\.size of an array whose size comes from the data"):
+        leapp.compile(_nms_like, check=0)(np.random.default_rng(3).random(6))
+
+
+def _mask_then_reduce(x):
+    sel = x[x > 0]
+    return sel.sum() / x.shape[0], sel * 2.0  # sizes of inputs and masked results in the graph
+
+
+def test_sizes_that_stay_in_the_graph_trace():
+    cf = leapp.compile(_mask_then_reduce)
+    for v in (X[0], -X[0], np.abs(X[0])):
+        got, want = cf(v), _mask_then_reduce(v)
+        np.testing.assert_allclose(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_strict_mode_never_returns_a_graph_whose_self_check_failed(monkeypatch):
+    from leapp.runtime import session_graph
+
+    def failing(self, trace, checked=None):
+        self.self_check = ["node 'f' output 'output': the graph does not reproduce the traced sample"]
+
+    monkeypatch.setattr(session_graph.CompiledNode, "_self_check", failing)
+    with pytest.raises(ProblemsError, match="self-check failed"):
+        leapp.compile(lambda_free_normalise)(X)
+    cf = leapp.compile(lambda_free_normalise, strict=False)
+    cf(X)  # strict=False hands the graph out (it warned when the real self-check failed)

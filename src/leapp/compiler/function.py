@@ -29,6 +29,7 @@ from ..errors import (
     LeappWarning,
     NoSourceError,
     ProblemsError,
+    ReductionOrderWarning,
     UntracedCallWarning,
     ValidationError,
     ValidationWarning,
@@ -317,6 +318,9 @@ class CompiledFunction:
             # Collected and then raised together (strict) or warned once each, below.
             warnings.simplefilter("ignore", UntracedCallWarning)
             warnings.simplefilter("ignore", EscapeWarning)
+            if self.strict:  # the self-check's findings are refused below, not warned
+                warnings.simplefilter("ignore", LeappInternalWarning)
+                warnings.simplefilter("ignore", ReductionOrderWarning)
             try:
                 traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
                                         strict=False, name=self.name)
@@ -331,6 +335,10 @@ class CompiledFunction:
         traced.node.crosscheck = graph.crosscheck
         self._report_disagreements(graph.crosscheck)
         runtime = self._uncovered(traced.problems)
+        if self.strict:
+            # a graph that does not reproduce even the traced sample is never handed out in strict
+            # mode (strict=False returns it with the warning)
+            runtime += [f"the graph's self-check failed: {m}" for m in getattr(traced.node, "self_check", ())]
         missed = graph.crosscheck.missed if graph.crosscheck is not None else []
         if missed:
             runtime.append(_lint_missed(missed, self.diagnostics))

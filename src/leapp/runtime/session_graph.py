@@ -68,24 +68,26 @@ class CompiledNode:
             got = self(**trace.input_values)
         else:
             got = {k: tensor_to_numpy(checked[k], self.output_dtypes[k]) for k in self.output_names}
+        self.self_check = []  # what the warnings below said: leapp.compile's strict mode refuses it
         for key, want in trace.output_values.items():
             if _close(got[key], want, 1e-5, 1e-6):
                 continue
             error = _max_err(got[key], want)
             sums = float_accumulations(self.graph_module, key)
             if sums:
-                warn_reduction_order(f"node {self.name!r} output {key!r}: the graph differs from NumPy on "
-                                     f"the traced sample itself (max error {error})", sums)
+                what = (f"node {self.name!r} output {key!r}: the graph differs from NumPy on the traced "
+                        f"sample itself (max error {error})")
+                self.self_check.append(reduction_order_message(what, sums))
+                warn_reduction_order(what, sums)
                 continue
-            warnings.warn(
+            message = (
                 f"node {self.name!r} output {key!r}: the graph does not reproduce the traced "
                 f"sample itself (max error {error}). This is a leapp bug, "
                 f"unless the computation is ill-conditioned at this input: torch and NumPy round "
                 f"exp/sin/pow... within an ulp but not alike, and a floor, a remainder or a large "
-                f"sin argument downstream can magnify that; validate on other inputs to tell",
-                LeappInternalWarning,
-                stacklevel=3,
-            )
+                f"sin argument downstream can magnify that; validate on other inputs to tell")
+            self.self_check.append(message)
+            warnings.warn(message, LeappInternalWarning, stacklevel=3)
 
     def optimize(self):
         """Run the graph passes (``leapp.runtime.passes``) in place; returns their report.
@@ -503,13 +505,17 @@ def float_accumulations(graph_module, output=None):
     return found
 
 
+def reduction_order_message(what, sums) -> str:
+    where = ", ".join(f"{call} at {source}" for call, source in sums)
+    return (f"{what}, and it depends on float accumulations that torch orders differently than "
+            f"NumPy: {where} ({REDUCTION_BOUND}); later subtraction or large factors magnify "
+            f"that. If the result must match NumPy closely, accumulate in float64 "
+            f"(x.astype(np.float64)) or avoid the cancellation")
+
+
 def warn_reduction_order(what, sums):
     """Warn, at the line of the first accumulation, each time (no once-per-line filter)."""
-    where = ", ".join(f"{call} at {source}" for call, source in sums)
-    message = (f"{what}, and it depends on float accumulations that torch orders differently than "
-               f"NumPy: {where} ({REDUCTION_BOUND}); later subtraction or large factors magnify "
-               f"that. If the result must match NumPy closely, accumulate in float64 "
-               f"(x.astype(np.float64)) or avoid the cancellation")
+    message = reduction_order_message(what, sums)
     path, line = _path_line(sums[0][1])
     if path is None:
         warnings.warn(message, ReductionOrderWarning, stacklevel=4)

@@ -22,6 +22,7 @@ from . import argcheck, record, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
 from .names import function_name, resolve, ufunc_name
+from .sizes import data_sized as _data_sized
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
@@ -247,7 +248,28 @@ class TracedNpArray(np.ndarray):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
+        _size_read(self, "iterating over")
+        return (self[i] for i in range(_shape_of(self)[0]))
+
+    # --- sizes read into Python: data when they came from data (runtime/sizes.py) ----
+
+    @property
+    def shape(self):
+        _size_read(self, ".shape of")
+        return _shape_of(self)
+
+    @shape.setter
+    def shape(self, value):
+        _ndarray.shape.__set__(self, value)
+
+    @property
+    def size(self):
+        _size_read(self, ".size of")
+        return _ndarray.size.__get__(self)
+
+    def __len__(self):
+        _size_read(self, "len() of")
+        return _ndarray.__len__(self)
 
     # --- methods the table covers by name ------------------------------------
 
@@ -725,6 +747,23 @@ def _converted_in_c(arr, source, frame):
                f"scalar, which leaves the graph (its value is frozen into the graph); write "
                f"x.astype({short}) to keep it traced (leapp.compile traces {short}(x) itself).")
     record.report(trace, "escape", short + "()", loc, message, EscapeError, EscapeWarning)
+
+
+_shape_of = _ndarray.shape.__get__
+
+
+def _size_read(arr, how):
+    """Python reads a size: refused when the data decided it (a mask, np.nonzero, np.where(c))."""
+    node = arr._lp_node
+    if node is None or not node.shape or node.op in _SLOW_OPS:
+        return
+    trace = _trace_of.trace
+    if trace is None or not _data_sized(trace, node) or _is_internal(sys._getframe(2).f_code):
+        return
+    _escape(arr, f"{how} an array whose size comes from the data (a boolean mask, np.nonzero, "
+                 f"np.where(cond)) read into Python", "the number is frozen into the graph and wrong "
+            "for other inputs; keep the shape fixed with np.where(mask, x, fill) and reduce with "
+            "masks (np.sum(mask) stays in the graph as a 0-d array)")
 
 
 def _escape(arr, construct, advice):
