@@ -163,3 +163,23 @@ def test_strict_mode_never_returns_a_graph_whose_self_check_failed(monkeypatch):
         leapp.compile(lambda_free_normalise)(X)
     cf = leapp.compile(lambda_free_normalise, strict=False)
     cf(X)  # strict=False hands the graph out (it warned when the real self-check failed)
+
+
+def _centre(x):
+    return x - x.mean(axis=0)
+
+
+def test_summation_order_is_warned_not_refused():
+    # float32 sums ordered unlike NumPy's differ by what order explains: a graph, with the warning
+    import warnings
+
+    from leapp.errors import ReductionOrderWarning
+
+    x = (np.random.default_rng(0).normal(size=(2000, 4)) * 1000 + 5000).astype(np.float32)
+    cf = leapp.compile(_centre)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cf(x)
+    assert any(issubclass(w.category, ReductionOrderWarning) and "order of summation" in str(w.message)
+               for w in caught)
+    assert cf.graphs

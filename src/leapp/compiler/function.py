@@ -29,7 +29,6 @@ from ..errors import (
     LeappWarning,
     NoSourceError,
     ProblemsError,
-    ReductionOrderWarning,
     UntracedCallWarning,
     ValidationError,
     ValidationWarning,
@@ -318,9 +317,8 @@ class CompiledFunction:
             # Collected and then raised together (strict) or warned once each, below.
             warnings.simplefilter("ignore", UntracedCallWarning)
             warnings.simplefilter("ignore", EscapeWarning)
-            if self.strict:  # the self-check's findings are refused below, not warned
+            if self.strict:  # the self-check's unexplained failures are refused below, not warned
                 warnings.simplefilter("ignore", LeappInternalWarning)
-                warnings.simplefilter("ignore", ReductionOrderWarning)
             try:
                 traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
                                         strict=False, name=self.name)

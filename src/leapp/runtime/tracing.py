@@ -203,6 +203,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
             if node is not None and node.index not in values:
                 values[node.index] = np.array(record.plain(arr), copy=True)
         values.update({n.index: n.value for n in trace.nodes if n.op == "const"})
+        values.update({node.index: trace.input_values[key] for key, node in trace.inputs.items()})
         trace.made = None
     else:
         _report_escapes(trace)
