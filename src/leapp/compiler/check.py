@@ -59,7 +59,7 @@ def _negated(a, rng):
         return ~a
     if kind in "fci":
         with np.errstate(over="ignore"):
-            return np.negative(a)
+            return np.negative(a, out=np.empty_like(a))  # out=: a 0-d array stays an array
     return samples.perturb(a, rng)
 
 
@@ -240,7 +240,8 @@ def _node_values(gm, node, inputs) -> dict:
             values[n.name] = out
             return out
 
-    ordered = [torch.as_tensor(np.ascontiguousarray(inputs[name])) for name in node.input_names]
+    ordered = [torch.as_tensor(np.ascontiguousarray(inputs[name])) for name in node.input_names
+               if name in inputs]
     try:
         with torch.no_grad():
             Recorder(gm).run(*ordered)
