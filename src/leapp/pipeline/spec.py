@@ -385,10 +385,10 @@ def _check_names(spec, file):
         for path, name in paths:
             problem = path_problem(name)
             if problem is not None:
-                refuse(path, f"{_show(name)}: {problem}")
+                refuse(path, f"{_show_path(name)}: {problem}")
     problem = path_problem(spec["initial_values"]["file"])
     if problem is not None:
-        refuse(["initial_values", "file"], f"{_show(spec['initial_values']['file'])}: {problem}")
+        refuse(["initial_values", "file"], f"{_show_path(spec['initial_values']['file'])}: {problem}")
     if spec["batch"]:
         return
     for i, node in enumerate(spec["nodes"]):
@@ -396,6 +396,10 @@ def _check_names(spec, file):
             for j, entry in enumerate(node[side]):
                 if _has_batch(entry["shape"]):
                     refuse(["nodes", i, side, j, "shape"], f"\"{BATCH}\" in a shape, but \"batch\" is false")
+
+
+def _show_path(name) -> str:
+    return repr(name) if len(name) <= 200 else repr(name[:200]) + "..."
 
 
 def _has_batch(shape) -> bool:
