@@ -369,3 +369,87 @@ def test_a_huge_hostile_spec_is_checked_in_bounded_time(world):
     with pytest.raises(sp.SpecError, match="fed twice"):
         sp.validate(spec)
     assert time.perf_counter() - t < 5
+
+
+# --- TorchScript and .pt2: code on load ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def torch_world(world):
+    root = world["root"] / "torch"
+    root.mkdir()
+    base = root / "base"
+    loop.trace(loop.observations(4)).export(base, {"preprocess": "torchscript", "policy": "pt2"})
+    return {**world, "root": root, "base": base}
+
+
+def _member(artifact, pick, data):
+    def edit(folder, spec):
+        path = folder / artifact
+        path.write_bytes(attack.replace_member(path.read_bytes(), pick, data))
+        attack.rehash(folder, spec)
+    return edit
+
+
+def _truncate(artifact):
+    def edit(folder, spec):
+        path = folder / artifact
+        path.write_bytes(path.read_bytes()[:-200])
+        attack.rehash(folder, spec)
+    return edit
+
+
+def test_every_zip_leapp_writes_passes_its_crc_check(torch_world):
+    names = sorted(os.listdir(torch_world["base"]))
+    assert {"preprocess.pt", "policy.pt2", "initial.npz"} <= set(names)
+    for name in names:
+        if name.endswith((".pt", ".pt2", ".npz")):
+            with zipfile.ZipFile(torch_world["base"] / name) as z:
+                assert z.testzip() is None, name
+
+
+def test_pickled_code_in_torch_artifacts_never_runs(torch_world):
+    """The .pt2 sample-inputs pickle with a __reduce__ payload, hash updated to match."""
+    root, marker = torch_world["root"], torch_world["root"] / attack.PAYLOAD_MARKER
+    payload = attack.payload_bytes(marker)
+    sample = _member("policy.pt2", lambda n: n.endswith("sample_inputs/model.pt"), payload)
+    crafted = {
+        "pt2-payload": sample,
+        "pt2-weights-payload": _member("policy.pt2", lambda n: n.endswith("sample_inputs/model.pt"),
+                                       attack.replace_member(
+                                           _sample_inputs(torch_world["base"] / "policy.pt2"),
+                                           lambda n: n.endswith("data.pkl"), payload)),
+        "ts-payload": _member("preprocess.pt", lambda n: n.endswith("/data.pkl"), payload),
+        "pt2-corrupt": _truncate("policy.pt2"),
+        "ts-corrupt": _truncate("preprocess.pt"),
+    }
+    folders = {n: attack.craft(torch_world["base"], root, n, e) for n, e in crafted.items()}
+    cases = [{"id": "default-" + n, "folder": f} for n, f in folders.items()]
+    cases += [{"id": "trusted-" + n, "folder": f, "kwargs": {"trust_code": True}} for n, f in folders.items()]
+    cases.append({"id": "control", "control": "pt2", "folder": folders["pt2-payload"] / "policy.pt2"})
+    results = attack.run(cases, cwd=torch_world["cwd"], preload=("onnxruntime", "torch"))
+    assert results["control"].get("error") and marker.exists()  # the payload is live: torch.export.load ran it
+    marker.unlink()
+    for n, folder in folders.items():
+        refused = results["default-" + n]
+        assert "UntrustedCodeError" in refused["error"] and "trust_code=True" in refused["message"], refused
+        trusted = results["trusted-" + n]
+        assert "ArtifactError" in trusted["error"], trusted
+        node, file = ("policy", "policy.pt2") if n.startswith("pt2") else ("preprocess", "preprocess.pt")
+        assert f"node {node!r}: {file}" in trusted["message"], trusted["message"]
+        for result in (refused, trusted):
+            assert not result.get("hang") and result["seconds"] < 15
+            assert attack.outside_opens(result, folder, torch_world["bait"]) == [], result["events"]
+        assert not marker.exists(), n
+
+
+def _sample_inputs(pt2):
+    with zipfile.ZipFile(pt2) as z:
+        return z.read(next(n for n in z.namelist() if n.endswith("sample_inputs/model.pt")))
+
+
+def test_a_trusted_torch_pipeline_still_loads_and_steps(torch_world):
+    rt = leapp.load_pipeline(torch_world["base"], trust_code=True)
+    obs = loop.observations(3, seed=5)
+    for o, w in zip(obs, loop.reference(obs), strict=True):
+        np.testing.assert_allclose(rt.step({"preprocess/obs": o})["policy/action"], w, rtol=1e-5, atol=1e-6)
+    assert "TORCH_FORCE_WEIGHTS_ONLY_LOAD" not in os.environ  # the override is put back

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import threading
 from dataclasses import dataclass
 
@@ -132,8 +133,11 @@ def _runner(node, blob, external):
                           f"{_BACKEND[node['format']]} to run: {exc}") from exc
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _corrupt(node, what, exc):
-    text = str(exc).strip().splitlines()
+    text = _ANSI.sub("", str(exc)).strip().splitlines()
     return sp.ArtifactError(f"node {node['name']!r}: {node['artifact']} matches its sha256 but {what} "
                             f"cannot load it ({type(exc).__name__}: {text[0][:300] if text else ''})")
 
