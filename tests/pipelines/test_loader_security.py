@@ -31,11 +31,16 @@ from . import attack, loop
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def traced():
+    return loop.trace(loop.observations(4))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory, traced):
     """An exported ONNX loop, a bait folder outside it, and the folder the child runs in."""
     root = tmp_path_factory.mktemp("attacks")
     base = root / "base"
-    loop.trace(loop.observations(4)).export(base, "onnx")
+    traced.export(base, "onnx")
     bait = root / "bait-outside"
     bait.mkdir()
     (bait / "bait.onnx").write_bytes((base / "policy.onnx").read_bytes())  # its hash would match
@@ -374,11 +379,11 @@ def test_a_huge_hostile_spec_is_checked_in_bounded_time(world):
 # --- TorchScript and .pt2: code on load ------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def torch_world(world):
+def torch_world(world, traced):
     root = world["root"] / "torch"
     root.mkdir()
     base = root / "base"
-    loop.trace(loop.observations(4)).export(base, {"preprocess": "torchscript", "policy": "pt2"})
+    traced.export(base, {"preprocess": "torchscript", "policy": "pt2"})
     return {**world, "root": root, "base": base}
 
 
@@ -386,6 +391,15 @@ def _member(artifact, pick, data):
     def edit(folder, spec):
         path = folder / artifact
         path.write_bytes(attack.replace_member(path.read_bytes(), pick, data))
+        attack.rehash(folder, spec)
+    return edit
+
+
+def _add_member(artifact, name, data):
+    def edit(folder, spec):
+        path = folder / artifact
+        with zipfile.ZipFile(path, "a") as z:
+            z.writestr(name, data)
         attack.rehash(folder, spec)
     return edit
 
@@ -420,6 +434,7 @@ def test_pickled_code_in_torch_artifacts_never_runs(torch_world):
                                            lambda n: n.endswith("data.pkl"), payload)),
         "ts-payload": _member("preprocess.pt", lambda n: n.endswith("/data.pkl"), payload),
         "pt2-corrupt": _truncate("policy.pt2"),
+        "pt2-opaque": _add_member("policy.pt2", "archive/data/constants/opaque_obj_0", payload),
         "ts-corrupt": _truncate("preprocess.pt"),
     }
     folders = {n: attack.craft(torch_world["base"], root, n, e) for n, e in crafted.items()}
@@ -436,6 +451,7 @@ def test_pickled_code_in_torch_artifacts_never_runs(torch_world):
         assert "ArtifactError" in trusted["error"], trusted
         node, file = ("policy", "policy.pt2") if n.startswith("pt2") else ("preprocess", "preprocess.pt")
         assert f"node {node!r}: {file}" in trusted["message"], trusted["message"]
+        assert n != "pt2-opaque" or "opaque objects" in trusted["message"], trusted["message"]
         for result in (refused, trusted):
             assert not result.get("hang") and result["seconds"] < 15
             assert attack.outside_opens(result, folder, torch_world["bait"]) == [], result["events"]
@@ -453,3 +469,108 @@ def test_a_trusted_torch_pipeline_still_loads_and_steps(torch_world):
     for o, w in zip(obs, loop.reference(obs), strict=True):
         np.testing.assert_allclose(rt.step({"preprocess/obs": o})["policy/action"], w, rtol=1e-5, atol=1e-6)
     assert "TORCH_FORCE_WEIGHTS_ONLY_LOAD" not in os.environ  # the override is put back
+
+
+# --- the guards one by one, in process ------------------------------------------------------------
+
+@pytest.mark.parametrize("path, why", [
+    ("", "empty"), ("/etc/hostname", "absolute"), ("C:x.onnx", "absolute"), ("a/../b", "leaves the folder"),
+    ("./a", "not normalised"), ("a//b", "not normalised"), ("a/", "not normalised"), ("a\\b", "backslash"),
+    ("a\nb", "control character"), ("a" * 300, "over 255"), ("a/" * 600, "characters long"), (3, "string"),
+])
+def test_a_path_that_could_leave_the_folder_is_refused_from_its_text(path, why):
+    from leapp.pipeline.folder import path_problem
+
+    assert why in path_problem(path)
+    assert path_problem("sub/policy.onnx") is None and path_problem("policy.onnx") is None
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s: s["nodes"][0]["inputs"].append(dict(s["nodes"][0]["inputs"][0])), r"'obs' appears twice"),
+    (lambda s: s["nodes"][0]["inputs"][0].update(shape=["batch"]), r"\"batch\" in a shape, but"),
+    (lambda s: s["nodes"][0]["inputs"][0].update(dtype="(2,)f8"), r"nodes\[0\].inputs\[0\].dtype"),
+    (lambda s: s["initial_values"].update(file="../x.npz"), r"at initial_values.file"),
+])
+def test_what_the_schema_cannot_say_is_checked(world, edit, message):
+    spec = json.loads((world["base"] / "pipeline.json").read_text())
+    edit(spec)
+    with pytest.raises(sp.SpecError, match=message):
+        sp.validate(spec)
+
+
+def _npy(value, extra=b""):
+    data = io.BytesIO()
+    np.lib.format.write_array(data, value, allow_pickle=False)
+    return data.getvalue() + extra
+
+
+def _zip(members):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as z:
+        for name, data in members:
+            z.writestr(name, data)
+    return buffer.getvalue()
+
+
+_F2 = (np.dtype(np.float32), (2,), "a/x")
+
+
+@pytest.mark.parametrize("members, wanted, batch, message", [
+    ([("k.npy", _npy(np.zeros(2, np.float32), b"\0" * 8))], {"k": _F2}, False, "header declares"),
+    ([("k.npy", _npy(np.zeros((3, 2), np.float32))), ("j.npy", _npy(np.zeros((4, 2), np.float32)))],
+     {"k": (np.dtype(np.float32), ("batch", 2), "a/x"), "j": (np.dtype(np.float32), ("batch", 2), "a/y")},
+     True, "different batch sizes"),
+    ([("k.npy", b"\x93NUMPY\x09\x00" + b"\0" * 20)], {"k": _F2}, False, "not a readable .npy"),
+    ([("k.npy", _npy(np.zeros(2, [("a", np.float32)])))], {"k": _F2}, False, "holds objects or fields"),
+    ([("k.npy", _npy(np.zeros(2, np.float32))), ("notes.txt", b"hi")], {"k": _F2}, False, "notes.txt"),
+])
+def test_initial_values_are_checked_before_their_data_is_read(members, wanted, batch, message):
+    from leapp.pipeline import initial
+
+    with pytest.raises(sp.SpecError, match=message) as got:
+        initial.read(_zip(members), wanted, batch=batch, file="initial.npz")
+    assert str(got.value).startswith("initial.npz: ")
+    good = initial.read(_zip([("k.npy", _npy(np.arange(2, dtype=np.float32)))]), {"k": _F2}, batch=False,
+                        file="initial.npz")
+    np.testing.assert_array_equal(good["k"], [0, 1])
+
+
+def test_an_attached_onnx_model_with_external_data_is_copied_hashed_and_loaded(traced, tmp_path, monkeypatch):
+    import onnx
+
+    from leapp.errors import ExportError
+
+    p = copy.copy(traced)  # attach on a copy: the module's traced pipeline stays as traced
+    p.attached = {}
+    right = leapp.compile(_policy_fn)
+    right(np.zeros(14, np.float32))
+    right.export(tmp_path / "plain.onnx")
+    (tmp_path / "m").mkdir()
+    model = onnx.load(tmp_path / "plain.onnx")
+    onnx.save_model(model, tmp_path / "m" / "policy_model.onnx", save_as_external_data=True,
+                    location="weights.bin", size_threshold=0)
+    p.attach("policy", tmp_path / "m" / "policy_model.onnx")
+    spec = p.export(tmp_path / "out", "onnx")
+    [entry] = _policy(spec)["external_data"]
+    assert entry == {"file": "weights.bin", "sha256": attack.sha((tmp_path / "out" / "weights.bin").read_bytes())}
+    assert (tmp_path / "out" / "weights.bin").read_bytes() == (tmp_path / "m" / "weights.bin").read_bytes()
+    monkeypatch.chdir(tmp_path / "m")  # the loader hands the data over itself, wherever it runs
+    rt = leapp.load_pipeline(tmp_path / "out")
+    obs = loop.observations(4, seed=8)
+    for o, w in zip(obs, loop.reference(obs), strict=True):
+        np.testing.assert_allclose(rt.step({"preprocess/obs": o})["policy/action"], w, rtol=1e-5, atol=1e-6)
+    data = bytearray((tmp_path / "out" / "weights.bin").read_bytes())
+    data[0] ^= 1
+    (tmp_path / "out" / "weights.bin").write_bytes(bytes(data))
+    with pytest.raises(sp.SpecError, match=r"weights.bin: its sha256 does not match .*external_data\[0\]"):
+        leapp.load_pipeline(tmp_path / "out")
+    model = onnx.load(tmp_path / "plain.onnx")  # saving with external data changed the one above
+    onnx.save_model(model, tmp_path / "m" / "clash.onnx", save_as_external_data=True,
+                    location="initial.npz", size_threshold=0)
+    p.attach("policy", tmp_path / "m" / "clash.onnx")
+    with pytest.raises(ExportError, match=r"'initial.npz', a name the pipeline folder already uses"):
+        p.export(tmp_path / "out2", "onnx")
+
+
+def _policy_fn(features):
+    return np.tanh(features @ loop.W + loop.B)
