@@ -115,6 +115,13 @@ def _deep(spec):
     return b"[" * 100_000 + b"]" * 100_000
 
 
+def _nest(n):
+    value = []
+    for _ in range(n):
+        value = [value]
+    return value
+
+
 def _with_version(v):
     return lambda s: json.dumps({**s, "spec_version": v}).encode()
 
@@ -209,6 +216,8 @@ def _cases(w):
         "json-duplicate-key": (_raw_spec(lambda s: b'{"spec_version": 1, ' + json.dumps(s).encode()[1:]),
                                "'spec_version' appears twice"),
         "json-deep": (_raw_spec(_deep), "nested deeper than 32"),
+        "json-40-deep": (_raw_spec(lambda s: json.dumps({**s, "name": _nest(40)}).encode()), "nested deeper than 32"),
+        "json-escapes": (_raw_spec(b'{"a": "' + b'\\"' * (1 << 19)), "Unterminated string"),  # no O(n^2) scan
         "json-invalid": (_raw_spec(b'{"spec_version": 1,'), "not valid JSON at line 1"),
         "json-bom": (_raw_spec(lambda s: b"\xef\xbb\xbf" + json.dumps(s).encode()), "byte order mark"),
         "json-latin1": (_raw_spec(lambda s: json.dumps({**s, "name": "caf\xe9"}, ensure_ascii=False)

@@ -161,10 +161,6 @@ def write_initial(path, arrays: dict) -> None:
 
 # --- reading pipeline.json strictly ---------------------------------------------------------
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKET = re.compile(r"[\[\]{}]")
-
-
 def parse(data: bytes, file: str = SPEC_FILE) -> dict:
     """The spec in ``data`` (the bytes of ``pipeline.json``); refuses what a lax reader would guess at.
 
@@ -182,19 +178,21 @@ def parse(data: bytes, file: str = SPEC_FILE) -> dict:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SpecError(f"{file}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
-    depth = deepest = 0
-    for m in _BRACKET.finditer(_STRING.sub("", text)):  # before json recurses into it
-        depth += 1 if m.group() in "[{" else -1
-        if depth > MAX_DEPTH:
-            raise SpecError(f"{file}: nested deeper than {MAX_DEPTH} levels (a spec needs 5); not parsed")
-        deepest = max(deepest, depth)
-    try:
+    deep = f"{file}: nested deeper than {MAX_DEPTH} levels (a spec needs 5); not read"
+    try:  # json's C parser bounds its own recursion (RecursionError); the depth is checked after
         spec = json.loads(text, object_pairs_hook=_no_duplicates(file), parse_int=_integer(file),
                           parse_float=_no_fraction(file), parse_constant=_no_fraction(file))
     except json.JSONDecodeError as exc:
         raise SpecError(f"{file}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except RecursionError:  # the scan above should make this unreachable; a guard, not a path
-        raise SpecError(f"{file}: nested too deeply to parse") from None
+    except RecursionError:
+        raise SpecError(deep) from None
+    stack = [(spec, 1)]
+    while stack:  # iteratively: no recursion on what the file holds
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise SpecError(deep)
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
     if not isinstance(spec, dict):
         raise SpecError(f"{file}: the top level must be a JSON object, not {_json_type(spec)}")
     return spec
