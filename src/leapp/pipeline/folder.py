@@ -66,6 +66,18 @@ class Folder:
 
     def __init__(self, folder):
         self.path = os.fspath(folder)
+        self._fd = None  # the folder, opened once: every file comes from the same folder
+
+    def close(self):
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def read(self, path: str, limit: int) -> bytes:
         problem = path_problem(path)
@@ -94,11 +106,13 @@ class Folder:
     def _open(self, path):
         parts = path.split("/")
         if os.open in os.supports_dir_fd:
-            try:
-                here = os.open(self.path, _FLAGS | _DIRECTORY)
-            except OSError as exc:
-                raise FolderError(path, f"the folder {self.path!r} cannot be opened: {exc.strerror}",
-                                  missing=exc.errno == errno.ENOENT) from None
+            if self._fd is None:
+                try:
+                    self._fd = os.open(self.path, _FLAGS | _DIRECTORY)
+                except OSError as exc:
+                    raise FolderError(path, f"the folder {self.path!r} cannot be opened: {exc.strerror}",
+                                      missing=exc.errno == errno.ENOENT) from None
+            here, owned = self._fd, False
             try:
                 for i, part in enumerate(parts):
                     last = i == len(parts) - 1
@@ -109,11 +123,13 @@ class Folder:
                         fd = os.open(part, flags, dir_fd=here)
                     except OSError as exc:
                         raise _refusal(path, "/".join(parts[:i + 1]), exc, here, part) from None
-                    os.close(here)
-                    here = fd
+                    if owned:
+                        os.close(here)
+                    here, owned = fd, True
                 return here
             except BaseException:
-                os.close(here)
+                if owned:
+                    os.close(here)
                 raise
         # no dir_fd (Windows): refuse a link at any part by lstat, then open without following
         for i in range(len(parts)):

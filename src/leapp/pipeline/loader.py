@@ -49,7 +49,11 @@ class Loaded:
 
 
 def load(folder, *, trust_code=False, check_hashes=True, max_file_bytes=MAX_FILE_BYTES) -> Loaded:
-    where = Folder(folder)
+    with Folder(folder) as where:
+        return _load(where, trust_code, check_hashes, max_file_bytes)
+
+
+def _load(where, trust_code, check_hashes, max_file_bytes):
     try:
         data = where.read(sp.SPEC_FILE, sp.MAX_SPEC_BYTES)
     except FolderError as exc:
