@@ -183,3 +183,38 @@ def test_summation_order_is_warned_not_refused():
     assert any(issubclass(w.category, ReductionOrderWarning) and "order of summation" in str(w.message)
                for w in caught)
     assert cf.graphs
+
+
+def _axis_angle(a):
+    angle = np.linalg.norm(a)
+    return np.hstack((a / angle, (angle,)))  # pytransform3d's shape: a tuple holding a traced 0-d value
+
+
+def test_sequence_with_a_traced_item_traces():
+    cf = leapp.compile(_axis_angle)
+    for v in (np.array([0.1, 0.2, 0.3]), np.array([-1.0, 2.0, 0.5])):
+        np.testing.assert_allclose(cf(v), _axis_angle(v), rtol=1e-12)
+
+
+def _round_half_up(x):
+    import decimal
+
+    value = decimal.Decimal(x.sum()).quantize(decimal.Decimal("1"), rounding=decimal.ROUND_HALF_UP)
+    return np.ones(3) * int(value)
+
+
+def test_an_error_only_the_traced_array_causes_is_leapps_refusal_at_the_line():
+    from leapp.errors import TraceError
+
+    with pytest.raises(TraceError, match=r"Decimal.*test_trust\.py:\d+, raised only while tracing"):
+        leapp.compile(_round_half_up)(np.array([0.5, 1.0]))
+
+
+def _users_own_error(x):
+    raise ValueError("bad input")
+
+
+def test_the_users_own_error_is_left_as_it_is():
+    with pytest.raises(ValueError, match="bad input") as info:
+        leapp.compile(_users_own_error)(X)
+    assert type(info.value) is ValueError

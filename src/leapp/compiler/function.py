@@ -29,13 +29,14 @@ from ..errors import (
     LeappWarning,
     NoSourceError,
     ProblemsError,
+    TraceError,
     UntracedCallWarning,
     ValidationError,
     ValidationWarning,
 )
 from ..runtime import record, state
 from ..runtime.backends import check_backend
-from ..runtime.ir import user_location
+from ..runtime.ir import _is_internal, user_location
 from ..runtime.session_graph import validate_samples
 from ..runtime.tracing import (
     align,
@@ -326,6 +327,9 @@ class CompiledFunction:
                 if static_errors:
                     raise ProblemsError([*static_errors, f"while tracing: {exc}"]) from exc
                 raise
+            except Exception as exc:
+                self._raised_only_when_traced(exc, np_args, np_kwargs)
+                raise
         graph = Graph(key, traced, call=copy.deepcopy((np_args, np_kwargs)))
         if self.backend != "fx":
             traced.node.use_backend(self.backend, traced.trace.input_values, traced.trace.output_values)
@@ -361,6 +365,29 @@ class CompiledFunction:
             raise ProblemsError(problems)
         for message in problems:
             warnings.warn(message, ValidationWarning, stacklevel=4)
+
+    def _raised_only_when_traced(self, exc, args, kwargs):
+        """The function raised while traced. If NumPy runs it on the same inputs, the traced array
+        was the difference (a library that type-checks its argument: ``Decimal(x)``, C code that
+        rejects a subclass): that is leapp's refusal, at the line that raised, not a crash."""
+        try:
+            call_args, call_kwargs = copy.deepcopy((args, kwargs))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.fn(*call_args, **call_kwargs)
+        except Exception:
+            return  # NumPy raises too: the user's own error, as it is
+        where, tb = "?", exc.__traceback__
+        while tb is not None:  # the innermost frame outside leapp (and NumPy): the line that raised
+            if not _is_internal(tb.tb_frame.f_code):
+                where = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        raise TraceError(
+            f"leapp.compile({self.name}): {type(exc).__name__}: {exc} at {where}, raised only while "
+            f"tracing (under NumPy the function runs): code there treats leapp's traced array "
+            f"differently from NumPy's own values (a type check, a conversion such as Decimal(x), "
+            f"C code that refuses an ndarray subclass), so it cannot be traced. Compute that value "
+            f"with NumPy functions, or outside the compiled function") from exc
 
     def _static_problems(self) -> list[str]:
         # Every LP code marks something the graph cannot reproduce exactly, so all are errors.

@@ -106,7 +106,12 @@ def _redraw(a, rng):
     if kind in "iu":
         lo, hi = int(a.min()), int(a.max())
         # drawn in the array's own dtype: a uint64 past 2**63 is out of int64's range
-        return np.asarray(rng.integers(lo, hi, size=a.shape, endpoint=True, dtype=a.dtype))
+        native = a.dtype.newbyteorder("=")
+        try:
+            drawn = rng.integers(lo, hi, size=a.shape, endpoint=True, dtype=native)
+        except (ValueError, OverflowError):  # a range wider than the dtype's (int64 min to max)
+            drawn = rng.permutation(a.ravel()).reshape(a.shape)
+        return np.asarray(drawn).astype(a.dtype)
     if kind == "f":
         return _uniform(a, rng).astype(a.dtype)
     if kind == "c":

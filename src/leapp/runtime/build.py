@@ -98,6 +98,13 @@ class Ctx:
         """An operand as a graph tensor: proxies pass through, literals become constants."""
         if isinstance(x, torch.fx.Proxy):
             return x if dtype is None else self.cast(x, dtype)
+        if isinstance(x, (list, tuple)) and _holds_proxy(x):
+            # a sequence with traced items (np.hstack((v, (angle,)))): NumPy makes one array of it
+            if dtype is None:
+                dtype = np.result_type(*_item_dtypes(x))
+            items = [self.tensor(v, dtype) for v in x]
+            shape = (len(items), *items[0].node.meta.get("leapp_shape", ()))
+            return self.mark(self.call(torch.stack, items), dtype, shape)
         value = np.asarray(x, dtype=dtype)
         return self.builder.constant(value)
 
@@ -118,6 +125,20 @@ class Ctx:
 # Magnitudes that round to a finite value in a float of this many bytes (complex: per part), so
 # the rounding needs no np.errstate (a context manager costs six times the rounding itself)
 _FINITE_BELOW = {2: 65504.0, 4: 3.4e38, 8: 3.4e38}
+
+
+def _holds_proxy(seq) -> bool:
+    return any(isinstance(v, torch.fx.Proxy) or isinstance(v, (list, tuple)) and _holds_proxy(v) for v in seq)
+
+
+def _item_dtypes(seq):
+    for v in seq:
+        if isinstance(v, torch.fx.Proxy):
+            yield v.node.meta["leapp_dtype"]
+        elif isinstance(v, (list, tuple)):
+            yield from _item_dtypes(v)
+        else:
+            yield np.asarray(v).dtype
 
 
 def _sub(value, env):
