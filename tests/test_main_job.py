@@ -20,9 +20,10 @@ def test_leapp_compile_runs_the_built_in_example(tmp_path):
                           timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     text = done.stdout
-    for step in ("[1/5] lint: 0 finding(s)", "[2/5] compile:", "0 disagreement(s)",
-                 "[3/5] validation on 3 fresh input(s): passed", "[4/5] graph passes:",
-                 "onnxruntime agrees with NumPy", "torch.clamp"):
+    for step in ("[1/5] lint step", "  0 finding(s)", "[2/5] compile: trace step", "0 disagreement(s)",
+                 "[3/5] validate against NumPy on 3 fresh input(s)\n  passed", "[4/5] graph passes\n",
+                 f"[5/5] export onnx: {out / 'step.onnx'}\n", "onnxruntime agrees with NumPy",
+                 "torch.clamp"):
         assert step in text, text
     assert sorted(os.listdir(out)) == ["step.onnx", "step.onnx.json"]
     described = json.loads((out / "step.onnx.json").read_text())

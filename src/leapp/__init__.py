@@ -24,6 +24,9 @@ _LAZY = {
     "TracedNpArray": "leapp.runtime.traced",
 }
 
+# the deployed-pipeline loader runs without torch; everything else traces with it
+_NEEDS = {"leapp.pipeline.runtime": ("numpy",)}
+
 __all__ = [*_LAZY, "__version__"]
 
 
@@ -33,6 +36,10 @@ def __getattr__(name):
         raise AttributeError(f"module 'leapp' has no attribute {name!r}")
     import importlib
 
+    from .extras import require
+
+    # torch and numpy are the 'compile' extra: say so before the import fails inside leapp
+    require("compile", f"leapp.{name}", _NEEDS.get(module))
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
