@@ -43,19 +43,21 @@ _NEEDS = {"leapp.pipeline.runtime": ("numpy",)}
 __all__ = [*_LAZY, "__version__"]
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'leapp' has no attribute {name!r}")
-    import importlib
+if not TYPE_CHECKING:  # hidden from type checkers, so that `leapp.compilee` is an error there
 
-    from .extras import require
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'leapp' has no attribute {name!r}")
+        import importlib
 
-    # torch and numpy are the 'compile' extra: say so before the import fails inside leapp
-    require("compile", f"leapp.{name}", _NEEDS.get(module))
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+        from .extras import require
+
+        # torch and numpy are the 'compile' extra: say so before the import fails inside leapp
+        require("compile", f"leapp.{name}", _NEEDS.get(module))
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:
