@@ -28,7 +28,10 @@ def _without(modules, code, cwd):
 
 
 def test_the_distribution_name_and_extras_are_pyproject_s():
-    import tomllib
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
 
     with open(os.path.join(os.path.dirname(__file__), "..", "pyproject.toml"), "rb") as f:
         project = tomllib.load(f)["project"]
