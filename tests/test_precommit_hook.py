@@ -1,18 +1,27 @@
 """leapp as a pre-commit hook: a failing file blocks the commit, a clean one passes.
 
-pre-commit would pip-install this repository into a fresh environment for a
-``language: python`` hook, which needs the network (torch). The shipped
-``.pre-commit-hooks.yaml`` is validated as a manifest; the commit itself runs
-the same entry through a ``repo: local`` / ``language: system`` hook that uses
-the interpreter running these tests.
+For a ``language: python`` hook pre-commit pip-installs this repository (its
+base install, no extra) into a fresh environment. That environment is rebuilt
+here cheaply: the wheel pip builds from the repository, plus the installed
+distributions its base requirements need, and nothing else (no site-packages):
+it must hold no torch and no numpy, and find LP202. The real first
+``pre-commit run`` (a venv and downloads, about a minute) is measured by
+``benchmarks/precommit_first_run.py``. The shipped ``.pre-commit-hooks.yaml``
+is validated as a manifest; the commit itself runs the same entry through a
+``repo: local`` / ``language: system`` hook that uses the interpreter running
+these tests.
 """
 
 from __future__ import annotations
 
+import email
+import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -59,3 +68,68 @@ def test_hook_blocks_a_failing_commit_and_passes_a_clean_one(tmp_path):
     ok = _run(["git", "commit", "-qm", "good"], repo, env, check=False)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "Passed" in ok.stdout + ok.stderr
+
+
+def _requirements(lines):
+    """Names of the unconditional (no extra, marker true here) requirements among ``lines``."""
+    from packaging.requirements import Requirement
+
+    names = []
+    for line in lines or ():
+        req = Requirement(line)
+        if req.marker is None or req.marker.evaluate({"extra": ""}):
+            names.append(re.sub(r"[-_.]+", "-", req.name).lower())
+    return names
+
+
+def _hook_environment(tmp_path):
+    """(folder, base requirement names): the wheel built from the repository, unpacked, and the
+    files of every installed distribution its base requirements need, transitively."""
+    source = tmp_path / "source"  # a copy: building writes build/ and *.egg-info next to the sources
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "--disable-pip-version-check", "-w", str(wheels), str(source)],
+                   check=True, capture_output=True, text=True)
+    (wheel,) = wheels.glob("*.whl")
+    env = tmp_path / "env"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(env)
+        metadata = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        base = _requirements(email.message_from_bytes(z.read(metadata)).get_all("Requires-Dist"))
+    todo, done = list(base), set()
+    while todo:
+        name = todo.pop()
+        if name in done:
+            continue
+        done.add(name)
+        dist = importlib.metadata.distribution(name)
+        todo += _requirements(dist.requires)
+        for f in dist.files:
+            target = env / f
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(dist.locate_file(f), target)
+    return env, base
+
+
+def test_the_hook_s_environment_has_no_torch_and_finds_lp202(tmp_path):
+    env, base = _hook_environment(tmp_path)
+    assert "torch" not in base and "numpy" not in base, base
+    assert not [p for p in env.iterdir() if p.name.split("-")[0].split(".")[0] in ("torch", "numpy")]
+    (tmp_path / "prep.py").write_text(
+        "import numpy as np\n\n# leapp: trace\ndef f(x):\n    if x.mean() > 0:\n        x = -x\n"
+        "    return x\n")
+    # -S: no site-packages, so the interpreter sees the standard library and env only
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    bare["PYTHONPATH"] = str(env)
+    probe = subprocess.run([sys.executable, "-S", "-c", "import importlib.util as u; "
+                            "print([m for m in ('torch', 'numpy', 'libcst') if u.find_spec(m)])"],
+                           env=bare, capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == "['libcst']"
+    lint = subprocess.run([sys.executable, "-S", "-m", "leapp", "lint", "--no-cache", "prep.py"],
+                          cwd=tmp_path, env=bare, capture_output=True, text=True)
+    assert lint.returncode == 1, lint.stderr
+    assert lint.stdout.startswith("prep.py:5:8: LP202 `if` test on an array expression"), lint.stdout

@@ -6,6 +6,19 @@ translation table and the static pass) never pays for importing torch.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what a type checker sees: the real objects, not Any (never imported at run time)
+    from .api import annotate as annotate
+    from .api import compile_graph as compile_graph
+    from .api import reset as reset
+    from .api import session as session
+    from .api import start as start
+    from .api import stop as stop
+    from .compiler import compile as compile
+    from .pipeline.runtime import load_pipeline as load_pipeline
+    from .runtime.traced import TracedNpArray as TracedNpArray
+
 __version__ = "0.1.0"
 
 _LAZY = {
@@ -24,19 +37,28 @@ _LAZY = {
     "TracedNpArray": "leapp.runtime.traced",
 }
 
+# the deployed-pipeline loader runs without torch; everything else traces with it
+_NEEDS = {"leapp.pipeline.runtime": ("numpy",)}
+
 __all__ = [*_LAZY, "__version__"]
 
 
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'leapp' has no attribute {name!r}")
-    import importlib
+if not TYPE_CHECKING:  # hidden from type checkers, so that `leapp.compilee` is an error there
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> object:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'leapp' has no attribute {name!r}")
+        import importlib
+
+        from .extras import require
+
+        # torch and numpy are the 'compile' extra: say so before the import fails inside leapp
+        require("compile", f"leapp.{name}", _NEEDS.get(module))
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(__all__)

@@ -73,9 +73,11 @@ def _run_lint(args) -> int:
     settings = _settings(args)
     select = args.select if args.select is not None else settings.select
     ignore = [*settings.ignore, *args.ignore]
+    stats: dict = {}
+
     def run():
         return lint_paths(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs,
-                          select=select, ignore=ignore, cache_dir=args.cache_dir)
+                          select=select, ignore=ignore, cache_dir=args.cache_dir, stats=stats)
 
     diagnostics = run()
     failed = 0
@@ -84,6 +86,11 @@ def _run_lint(args) -> int:
         if args.diff:
             return 2 if failed else (1 if changed else 0)
         diagnostics = run()
+    if not stats["files"]:  # a hook or CI job pointed at the wrong folder must be told
+        print(f"leapp lint: warning: no Python file was checked in {' '.join(args.paths)}",
+              file=sys.stderr)
+        if not diagnostics and args.output_format == "text":
+            return 0  # and not told "All checks passed!"
     sys.stdout.write(output.FORMATS[args.output_format](diagnostics))
     if failed or any(d.code == "LP999" for d in diagnostics):
         return 2

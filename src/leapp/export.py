@@ -25,6 +25,7 @@ import tempfile
 import numpy as np
 
 from .errors import ExportError
+from .extras import require
 from .fsutil import atomic_write, default_mode, sweep_stale
 
 FORMATS = ("onnx", "torchscript", "pt2")
@@ -51,6 +52,8 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     path = os.fspath(path)
+    if format == "onnx":  # before the work: torch's own message comes only after the export ran
+        require("onnx", f"export of {node.name!r} to ONNX ({path})")
     folder = _target_folder(path, node.name, fmt.EXTENSIONS[format])
     specs = _input_specs(node)
     rng = np.random.default_rng(0)

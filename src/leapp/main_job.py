@@ -109,6 +109,17 @@ def _called_functions(fn, module):
     return tuple(seen)
 
 
+def _in_functions(line, module, names):
+    for name in names:
+        try:
+            lines, start = inspect.getsourcelines(getattr(module, name))
+        except (OSError, TypeError):
+            return True  # cannot tell: keep the finding
+        if start <= line < start + len(lines):
+            return True
+    return False
+
+
 def _load_inputs(args, fn, module):
     import numpy as np
 
@@ -149,11 +160,29 @@ def _fresh(module, inputs, k):
     return out
 
 
+def _step(n, text):
+    """Say a step as it starts (flushed: a long step must not sit behind a silent buffer)."""
+    print(f"\n[{n}/5] {text}", flush=True)
+
+
 def run(args) -> int:
+    """Exit status: 0 every step passed; 1 the function failed a step (lint findings alone do
+    not fail it: strict tracing decides); 2 usage error, missing extra, unreadable target or inputs."""
+    from .extras import MissingExtraError, require
+
+    try:  # before any work: a missing extra must not surface at the last step
+        require("compile", "leapp compile")
+        if args.format == "onnx":
+            require("onnx", "leapp compile --format onnx")
+    except MissingExtraError as exc:
+        print(f"leapp compile: error: {exc}", file=sys.stderr)
+        return 2
+
     import leapp
 
     from .ast_pass import analyze_source
     from .errors import LeappError
+    from .progress import Progress
 
     t0 = time.perf_counter()
     try:
@@ -168,50 +197,60 @@ def run(args) -> int:
     print(f"inputs: {shapes}")
 
     functions = _called_functions(fn, module)
+    _step(1, f"lint {', '.join(functions)}")
     with open(path, encoding="utf-8") as f:
         analysis = analyze_source(f.read(), path, include_functions=functions)
-    print(f"\n[1/5] lint: {len(analysis.diagnostics)} finding(s) in {', '.join(functions)}; "
-          f"{len(analysis.sites)} NumPy call site(s)")
-    for d in analysis.diagnostics:
+    # only these functions' findings: another `# leapp: trace` function of the file is not compiled
+    findings = [d for d in analysis.diagnostics if _in_functions(d.line, module, functions)]
+    sites = [site for site in analysis.sites if _in_functions(site.line, module, functions)]
+    print(f"  {len(findings)} finding(s); {len(sites)} NumPy call site(s)")
+    for d in findings:
         print(f"  {d.path}:{d.line}:{d.col}: {d.code} {d.message}")
 
+    _step(2, f"compile: trace {fn.__name__} on the example inputs")
     try:
         cf = leapp.compile(fn, strict=True)
-        cf.trace(**inputs)
+        with Progress("tracing"):
+            cf.trace(**inputs)
     except LeappError as exc:
-        print(f"\n[2/5] compile FAILED: {exc}")
+        print(f"  FAILED: {exc}")
         return 1
     node = cf._latest().node
-    print(f"\n[2/5] compile: {len(node.graph_module.graph.nodes)} FX nodes, "
-          f"outputs {', '.join(node.output_names)}")
+    print(f"  {len(node.graph_module.graph.nodes)} FX nodes, outputs {', '.join(node.output_names)}")
     print("  " + cf.format_report().replace("\n", "\n  "))
 
+    _step(3, f"validate against NumPy on {args.validate} fresh input(s)")
     failures = 0
-    for k in range(args.validate):
-        validation = cf.validate(**_fresh(module, inputs, k))
-        failures += len(validation.failures)
-    verdict = "passed" if not failures else f"FAILED ({failures} mismatch(es))"
-    print(f"\n[3/5] validation on {args.validate} fresh input(s): {verdict}")
+    with Progress("validating", total=args.validate) as progress:
+        for k in range(args.validate):
+            validation = cf.validate(**_fresh(module, inputs, k))
+            failures += len(validation.failures)
+            progress.advance()
     if failures:
+        print(f"  FAILED ({failures} mismatch(es))")
         print("  " + validation.describe().replace("\n", "\n  "))
         return 1
+    print("  passed")
 
+    _step(4, "graph passes")
     report = node.optimize()
-    print(f"\n[4/5] {report.describe()}")
+    print("  " + report.describe().removeprefix("graph passes: ").replace("\n", "\n  "))
 
     from .export_formats import EXTENSIONS
 
     artifact = os.path.join(args.out, f"{fn.__name__}{EXTENSIONS[args.format]}")
+    _step(5, f"export {args.format}: {artifact}")
     try:
         # cf.export checks the artifact against the function itself (NumPy), not the graph
-        description = cf.export(artifact, args.format, dynamic_batch=args.dynamic_batch,
-                                example_inputs=inputs)
+        with Progress(f"exporting and checking {args.format}"):
+            description = cf.export(artifact, args.format, dynamic_batch=args.dynamic_batch,
+                                    example_inputs=inputs)
     except LeappError as exc:
-        print(f"\n[5/5] export FAILED: {exc}")
+        print(f"  FAILED: {exc}")
         return 1
     checked = "onnxruntime" if args.format == "onnx" else "the loaded artifact"
     against = "NumPy" if description["checked"]["against"] == "numpy" else "the traced graph"
-    print(f"\n[5/5] export: {artifact} (+ .json), {description['exporter']} exporter; "
+    print(f"  written (+ .json), {description['exporter']} exporter; "
           f"{checked} agrees with {against} on: {', '.join(description['checked']['inputs'])}")
     if args.draw:
         try:

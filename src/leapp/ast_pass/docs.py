@@ -2,7 +2,9 @@
 
     python -m leapp.ast_pass.docs > docs/lint-codes.md
 
-A test fails when the checked-in page differs from this output.
+A test fails when the checked-in page differs from this output, and
+tests/test_docs_examples.py lints each ``python`` example as a file of its own
+(it must report its code) and runs each "Use instead" block.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def render() -> str:
             out += ["", f"## {group}xx: {_GROUPS.get(group, '')}"]
         out += ["", f"### {r.CODE}", "", f"**{r.NAME}**" + (" (fix available)" if r.FIX else ""), "",
                 f"Message: {r.MESSAGE}", "", "#### What it does", "", r.WHAT, "",
-                "#### Why is this bad", "", r.WHY, "", "#### Example", "", "```python",
+                "#### Why is this bad", "", r.WHY, "", "#### Example", "", f"```{r.EXAMPLE_FENCE}",
                 r.EXAMPLE.rstrip("\n"), "```", "", "#### Use instead", ""]
         if "\n" in r.INSTEAD.strip():
             out += ["```python", r.INSTEAD.rstrip("\n"), "```"]

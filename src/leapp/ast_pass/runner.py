@@ -17,6 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from leapp.errors import FileTooLargeError
 from leapp.fsutil import read_regular
+from leapp.progress import Progress
 
 from .analyze import _diag, check_bytes, selected
 from .cache import Cache
@@ -113,8 +114,12 @@ def project_root(paths: list[str], settings: Settings) -> str:
 
 def lint_paths(paths: list[str], settings: Settings, *, use_cache: bool = True,
                jobs: int | None = None, select=None, ignore=None,
-               cache_dir: str | None = None) -> list[Diagnostic]:
+               cache_dir: str | None = None, stats: dict | None = None) -> list[Diagnostic]:
+    """Diagnostics for ``paths``, sorted; ``stats``, when given, receives ``files``: how many
+    files were found to check (0 tells the caller that nothing was checked)."""
     files, diagnostics = discover(paths, settings)
+    if stats is not None:
+        stats["files"] = len(files)
     salt = fingerprint() if use_cache else ""
     cache = Cache(project_root(paths, settings), salt, use_cache, cache_dir)
     use_cache = cache.enabled
@@ -145,13 +150,22 @@ def lint_paths(paths: list[str], settings: Settings, *, use_cache: bool = True,
             chunks = [items[k::jobs * 4] for k in range(jobs * 4)]
             ctx = _mp_context()
             with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-                per_chunk = list(pool.map(_check, chunks))
+                pending = pool.map(_check, chunks)  # forks the workers before the progress thread runs
+                per_chunk = []
+                with Progress("checking files", total=len(items)) as progress:
+                    for chunk_result in pending:
+                        per_chunk.append(chunk_result)
+                        progress.advance(len(chunk_result))
             checked = [None] * len(items)
             for k, chunk_result in enumerate(per_chunk):
                 for j, r in enumerate(chunk_result):
                     checked[k + j * jobs * 4] = r
         else:
-            checked = _check(items)
+            with Progress("checking files", total=len(items)) as progress:
+                checked = []
+                for item in items:
+                    checked.extend(_check([item]))
+                    progress.advance()
         for (i, _), found in zip(misses, checked, strict=True):
             results[i] = found
             if use_cache:

@@ -36,7 +36,8 @@ class Rule:
     MESSAGE: ClassVar[str]  # the message, as a template for the docs
     WHAT: ClassVar[str]  # What it does
     WHY: ClassVar[str]  # Why is this bad
-    EXAMPLE: ClassVar[str]
+    EXAMPLE: ClassVar[str]  # copied verbatim into a file (with its imports), it gives the finding
+    EXAMPLE_FENCE: ClassVar[str] = "python"  # "text": not a program (docs/lint-codes.md's fence)
     INSTEAD: ClassVar[str]  # Use instead
     FIX: ClassVar[str | None] = None  # the fix's title, when the rule has a safe fix
     VALID: ClassVar[list[Valid]] = []

@@ -24,12 +24,18 @@ class ScalarConversion(Rule):
     WHY = ("The graph records the number seen while tracing; every later input gets the same "
            "number. `float(x.shape[0])` and `len(x)` are static and are not flagged.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             scale = float(x.std())
             return x / scale
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return x / x.std()
@@ -109,6 +115,9 @@ class ArrayTruthTest(Rule):
     WHY = ("Only one side of the branch is recorded: the graph returns the traced-time branch "
            "for every input. A data-dependent `while` is unrolled to the traced-time count.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             if x.mean() > 0:
@@ -116,6 +125,9 @@ class ArrayTruthTest(Rule):
             return x
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return np.where(x.mean() > 0, x - x.mean(), x)
@@ -221,11 +233,17 @@ class ValueToPython(Rule):
     WHAT = "Flags `.item()` and `.tolist()` on an array expression."
     WHY = "They return Python objects; the graph records them as constants."
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return x - x.max().item()
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return x - x.max()
@@ -302,11 +320,19 @@ class MathOnArray(Rule):
     WHAT = "Flags `math.*` functions called on array expressions."
     WHY = "`math` works on Python floats only; the result is a constant in the graph."
     EXAMPLE = src("""
+        import math
+
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return x / math.sqrt(x.var())
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return x / np.sqrt(x.var())
@@ -374,11 +400,17 @@ class BuiltinOverArray(Rule):
     WHY = ("With one argument they iterate over the array in Python; with several (`max(a, b)`) "
            "they compare with `bool()`. Either way the result is decided while tracing.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return min(x.sum(), 1.0)
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return np.minimum(x.sum(), 1.0)

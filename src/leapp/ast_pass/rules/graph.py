@@ -19,16 +19,23 @@ class RandomInTrace(Rule):
     WHY = ("The numbers drawn while tracing are frozen into the graph: every later call "
            "reuses the same noise.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def augment(x):
             return x + np.random.normal(0, 0.1, x.shape)
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def augment(x, noise):
             return x + noise
 
-        augment(x, np.random.normal(0, 0.1, x.shape))
+        x = np.ones(3, np.float32)
+        augment(x, np.random.normal(0, 0.1, x.shape).astype(np.float32))
         """)
     VALID = [
         Valid(src("""
@@ -85,6 +92,9 @@ class ModuleArrayWrite(Rule):
     WHY = ("The tracer only sees arrays that flow from the inputs. A module-level buffer is "
            "written once while tracing and never again by the graph.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         BUF = np.zeros(4)
 
         @leapp.compile
@@ -93,6 +103,9 @@ class ModuleArrayWrite(Rule):
             return BUF * 2
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             buf = x.copy()
@@ -211,12 +224,18 @@ class DataDependentSize(Rule):
            "graph), but once the size becomes a Python `int`, the graph holds the traced-time "
            "value for every input.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             n = int((x > 0).sum())
             return x[:n]
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return x[x > 0]
@@ -358,12 +377,18 @@ class StateWrite(Rule):
            "later calls run the graph, which returns the outputs and leaves the caller's arrays, "
            "objects and globals as they were.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def step(x, dt):
             x += dt          # the caller's array
             return x
         """)
     INSTEAD = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def step(x, dt):
             return x + dt    # return the new value; the caller stores it

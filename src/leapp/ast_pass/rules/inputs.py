@@ -24,6 +24,7 @@ class NotUtf8(Rule):
     WHAT = "Reports a file whose bytes are not valid UTF-8."
     WHY = "Python source is UTF-8 by default (PEP 3120); leapp does not guess encodings."
     EXAMPLE = "x = 'caf\\xe9'  # saved as Latin-1\n"
+    EXAMPLE_FENCE = "text"  # the bytes, not the text, are the problem
     INSTEAD = "Save the file as UTF-8."
     VALID = [Valid("x = 'caf\u00e9'\n")]
     INVALID = [Invalid(b"x = 'caf\xe9'\n", line=1)]
@@ -48,6 +49,7 @@ class FileTooLarge(Rule):
     WHAT = "Reports a file above `max-file-size` (default 5 MB) and skips it."
     WHY = "Generated or data files that size are not preprocessing code; reading them stalls a hook."
     EXAMPLE = "# a 40 MB generated table\n"
+    EXAMPLE_FENCE = "text"
     INSTEAD = "Exclude the file (`[tool.leapp] exclude`) or raise `max-file-size`."
     VALID = [Valid("x = 1\n", options={"max_file_size": 64})]
     INVALID = [Invalid("x = 1\n" * 20, line=1, options={"max_file_size": 64})]
@@ -59,7 +61,9 @@ class IoError(Rule):
     MESSAGE = "Cannot read file: {error}."
     WHAT = "Reports a path that does not exist or cannot be read."
     WHY = "A hook that silently skips a file it was asked to check hides problems."
-    EXAMPLE = "leapp lint missing.py\n"
+    EXAMPLE = ("$ leapp lint missing.py\n"
+               "missing.py:1:1: LP905 Cannot read file: No such file or directory.\n")
+    EXAMPLE_FENCE = "console"  # run by tests/test_docs_examples.py
     INSTEAD = "Pass paths that exist."
     NO_EXAMPLES = "needs a file system; tested in tests/test_cli_lint.py"
 
@@ -70,7 +74,8 @@ class InternalError(Rule):
     MESSAGE = "leapp failed on this file ({error}); please report it. Other files were checked."
     WHAT = "Reports a bug in leapp met while checking one file; the exit status is 2."
     WHY = "A crash must not hide the findings in the other files."
-    EXAMPLE = ""
+    EXAMPLE = "(none: a bug has no example)\n"
+    EXAMPLE_FENCE = "text"
     INSTEAD = "Report the bug with the file that triggers it."
     NO_EXAMPLES = "a bug has no example; tested by injecting a failure in tests/test_cli_lint.py"
 

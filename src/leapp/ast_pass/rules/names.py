@@ -25,9 +25,12 @@ class UntracedCall(Rule):
     WHY = ("The call runs on plain NumPy while tracing; its result enters the graph as a "
            "constant, so the exported graph gives the traced-time answer for every input.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
-        def fit(x):
-            return np.polyfit(x[0], x[1], 1)
+        def windows(x):
+            return np.lib.stride_tricks.as_strided(x, (2, 2))
         """)
     INSTEAD = ("Express the computation with supported operations (see the supported-functions "
                "list), or compute it before the traced function and pass the result in.")
@@ -118,6 +121,9 @@ class UnsupportedCall(Rule):
     WHY = ("leapp refuses these at runtime too; the table says why (Python callbacks, file I/O, "
            "results whose size depends on the data) and what to write instead.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return np.apply_along_axis(np.sort, 0, x)
@@ -170,6 +176,9 @@ class RefusedKeyword(Rule):
     WHY = ("Passed through, these keywords crashed late (at export, far from your line) or "
            "silently computed something else.")
     EXAMPLE = src("""
+        import numpy as np
+        import leapp
+
         @leapp.compile
         def f(x):
             return np.add(x, 1.0, where=x > 0)
