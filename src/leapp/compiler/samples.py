@@ -129,4 +129,7 @@ def _uniform(a, rng):
     span = hi - lo
     if span == 0.0:
         span = max(abs(lo), 1.0)
-    return rng.uniform(lo - span / 2, hi + span / 2, size=a.shape)
+    low, high = lo - span / 2, hi + span / 2
+    if not np.isfinite(high - low):  # values near float64's limits: redraw inside their own range
+        low, high = lo / 2, hi / 2
+    return rng.uniform(low, high, size=a.shape)
