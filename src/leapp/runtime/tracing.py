@@ -88,12 +88,25 @@ def replace_leaves(args, kwargs, mapping):
 
 
 def output_structure(result):
-    """(spec, leaves): spec mirrors ``result`` with output names at array leaves."""
+    """(spec, leaves): spec mirrors ``result`` with output names at array leaves.
+
+    The names are the user's where the result has them: a dict's keys joined by ``_`` along the
+    path (``{"obs": x}`` gives ``obs``, ``{"meta": {"pair": [a, b]}}`` ``meta_pair_0``); a bare
+    array is ``output``, a tuple's items ``output_0``, ``output_1``... A name taken twice gets
+    ``_2``, ``_3`` (in the result's order), so every name is distinct and the same result always
+    gets the same names.
+    """
     leaves = {}
+    keyed = isinstance(result, dict)
 
     def walk(value, path):
         if isinstance(value, (np.ndarray, np.generic)) or _is_tensor(value):
-            name = "output" if not path else "output_" + "_".join(str(p) for p in path)
+            text = "_".join(str(p) for p in path)
+            name = text if keyed and text else ("output_" + text if path else "output")
+            base, k = name, 1
+            while name in leaves:
+                k += 1
+                name = f"{base}_{k}"
             leaves[name] = value
             return ("leaf", name)
         if isinstance(value, dict):
