@@ -24,6 +24,9 @@ import warnings
 import numpy as np
 
 DEFAULT_OPSET = 18
+# What exporter="auto" uses for ONNX (the one flag to switch once torch drops the other; docs/export.md
+# compares the two); graphs with an empty tensor take "dynamo" either way.
+AUTO_ONNX_EXPORTER = "torchscript"
 EXTENSIONS = {"onnx": ".onnx", "torchscript": ".pt", "pt2": ".pt2"}
 # what a file of each format may be called (EXTENSIONS' first); another is refused before writing
 ACCEPTED = {"onnx": (".onnx",), "torchscript": (".pt", ".pth", ".torchscript"), "pt2": (".pt2",)}
@@ -54,7 +57,7 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
     opset = opset or DEFAULT_OPSET
     if exporter == "auto":
         # the TorchScript-based exporter crashes the process (SIGFPE) on empty tensors
-        exporter = "dynamo" if getattr(module, "leapp_has_empty", False) else "torchscript"
+        exporter = "dynamo" if getattr(module, "leapp_has_empty", False) else AUTO_ONNX_EXPORTER
     elif exporter == "torchscript" and getattr(module, "leapp_has_empty", False):
         raise ValueError("the graph holds an empty tensor on the example inputs, on which the "
                          "TorchScript-based ONNX exporter ends the process (a floating point exception "
