@@ -143,7 +143,8 @@ def table(gm, name="graph", example=None) -> str:
     widths = [max(len(c[k]) for c in (head, *body)) for k in range(len(head))]
     fmt = "  ".join(f"{{:{'>' if k == 0 else '<'}{w}}}" for k, w in enumerate(widths))
     where = f"lines of {project_path(one_file)}" if one_file else "file:line"
-    lines = [f"{name}: {len(items)} nodes ({where}; 'called at' is the user's line that called a helper)",
+    n_fx = len(gm.graph.nodes)  # the output node is the "returns:" line
+    lines = [f"{name}: {n_fx} FX nodes ({where}; 'called at' is the user's line that called a helper)",
              fmt.format(*head).rstrip(), fmt.format(*("-" * w for w in widths)).rstrip()]
     lines += [fmt.format(*c).rstrip() for c in body]
     lines.append("returns: " + ", ".join(f"{k} = {v}" for k, v in outputs(gm)))
