@@ -133,7 +133,7 @@ def _numpy(fn, arrays):
         return [np.asarray(v) for v in _flat(fn(*[np.array(a, copy=True) for a in arrays]))]
 
 
-def run_case(job, fmt, folder):
+def run_case(job, fmt, folder, exporter="auto"):
     from leapp.errors import ExportError
     from leapp.export import casts_undefined_values, export_node, mismatch
     from leapp.export_formats import EXTENSIONS, LOADERS
@@ -161,7 +161,8 @@ def run_case(job, fmt, folder):
     path = os.path.join(folder, "case" + EXTENSIONS[fmt])
     t0 = time.perf_counter()
     try:
-        description = export_node(node, path, fmt, example_inputs=example, reference=reference)
+        description = export_node(node, path, fmt, example_inputs=example, reference=reference,
+                                  **({"exporter": exporter} if fmt == "onnx" else {}))
     except ExportError as exc:
         return {"status": "refused", "why": str(exc).split("\n")[0][:300], "s": time.perf_counter() - t0}
     seconds = time.perf_counter() - t0
@@ -233,15 +234,24 @@ def main(argv=None):
     parser.add_argument("--per-record", type=int, default=None, help="at most this many cases per record")
     parser.add_argument("--write", action="store_true", help=f"store the per-entry result in {DATA}")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--exporter", default="auto", choices=["auto", "torchscript", "dynamo"],
+                        help="the ONNX exporter (export_node's exporter option)")
+    parser.add_argument("--sample", type=int, default=1, metavar="N",
+                        help="every Nth case only (a fixed subset, the same for every exporter)")
+    parser.add_argument("--limit-s", type=float, default=None,
+                        help="stop each format after this many seconds (the counts say how many cases ran)")
     args = parser.parse_args(argv)
     names = set(filter(None, args.names.split(","))) or None
-    jobs = collect(names, args.per_record)
+    jobs = collect(names, args.per_record)[::args.sample]
     results = {}
     with tempfile.TemporaryDirectory() as folder:
         for fmt in args.formats.split(","):
             rows, t0 = [], time.perf_counter()
             for job in jobs:
-                res = run_case(job, fmt, folder)
+                if args.limit_s is not None and time.perf_counter() - t0 > args.limit_s:
+                    print(f"{fmt}: stopped after {args.limit_s:.0f} s (--limit-s)", flush=True)
+                    break
+                res = run_case(job, fmt, folder, args.exporter)
                 rows.append((job[0], job[1], res))
                 if args.verbose or res["status"] == "silent":
                     print(f"{fmt} {job[1]}: {res['status']} {res.get('why', '')}", flush=True)
@@ -250,6 +260,10 @@ def main(argv=None):
             for _, _, res in rows:
                 counts[res["status"]] = counts.get(res["status"], 0) + 1
             zeros = [label for _, label, res in rows if res.get("signed_zero")]
+            times = sorted(res["s"] for _, _, res in rows if "s" in res)
+            if times:
+                print(f"{fmt} ({args.exporter} exporter): export_node took {sum(times):.0f} s in all, "
+                      f"median {times[len(times) // 2]:.2f} s, slowest {times[-1]:.1f} s per case", flush=True)
             print(f"{fmt}: {len(rows)} cases in {time.perf_counter() - t0:.0f} s: {counts}; "
                   f"{len(zeros)} with a zero of the other sign than NumPy's (not counted as mismatch)"
                   + (f", e.g. {zeros[:5]}" if zeros else ""), flush=True)

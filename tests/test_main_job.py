@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -28,6 +29,15 @@ def test_leapp_compile_runs_the_built_in_example(tmp_path):
     assert sorted(os.listdir(out)) == ["step.onnx", "step.onnx.json"]
     described = json.loads((out / "step.onnx.json").read_text())
     assert [i["name"] for i in described["inputs"]][:2] == ["base_quat", "base_ang_vel"]
+    assert [o["name"] for o in described["outputs"]] == ["policy_input", "history", "joint_targets", "upright"]
+    # it ends with the per-node table, not torch.fx's listing: the helper's NumPy calls at their lines
+    graph = text[text.index("\ngraph: step:"):]
+    assert "NumPy call" in graph and "placeholder[target=" not in text
+    clip = [line for line in graph.splitlines() if "numpy.clip" in line and "normalize" in line]
+    lines, first = inspect.getsourcelines(robot_obs.step)
+    at = next(f"{first + i}:{line.index('compute_observation') + 1}" for i, line in enumerate(lines)
+              if "= compute_observation(" in line)
+    assert len(clip) == 1 and clip[0].split()[-1] == at, graph  # called at step's line
 
 
 def test_leapp_compile_file_function_with_npz_and_dynamic_batch(tmp_path, capsys):

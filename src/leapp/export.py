@@ -54,7 +54,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     path = os.fspath(path)
     if format == "onnx":  # before the work: torch's own message comes only after the export ran
         require("onnx", f"export of {node.name!r} to ONNX ({path})")
-    folder = _target_folder(path, node.name, fmt.EXTENSIONS[format])
+    folder = _target_folder(path, node.name, format)
     specs = _input_specs(node)
     rng = np.random.default_rng(0)
     example = example_inputs or {n: _draw(s, rng, None) for n, s in specs.items()}
@@ -103,12 +103,26 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     return description
 
 
-def _target_folder(path, name, extension):
-    """The target's folder, created; a target that is a folder, or cannot be made, is an ExportError."""
+def _target_folder(path, name, format):
+    """The target's folder, created; a target that is a folder, or cannot be made, or whose extension
+    names another format, is an ExportError (raised before anything is created)."""
+    from .export_formats import ACCEPTED, EXTENSIONS, NAMES
+
+    extension = EXTENSIONS[format]
     for p in (path, path + ".json"):
         if os.path.isdir(p):
             raise ExportError(f"export target {p!r} is a directory; give a file path, e.g. "
                               f"{os.path.join(path, _safe(name) + extension)!r}")
+    stem, ext = os.path.splitext(path)
+    if ext.lower() not in ACCEPTED[format]:
+        owner = next((f for f, exts in ACCEPTED.items() if ext.lower() in exts), None)
+        if owner:
+            what, fix = f"{ext} is the extension of {NAMES[owner]} files", f", or format={owner!r}"
+        else:
+            what, fix = (f"{ext} is not an extension leapp writes" if ext else "the name has no extension"), ""
+        named = " or ".join("*" + e for e in ACCEPTED[format])
+        raise ExportError(f"export to {path!r} as {format}: {what}, and {NAMES[format]} files are "
+                          f"named {named}; nothing was written. Use {os.path.basename(stem) + extension!r}{fix}")
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
@@ -338,9 +352,9 @@ def _check(node, run, example, dynamic, rng, format, n_checks, reference, blame)
     cases += _edge_cases(example, rng)
     if dynamic:
         cases.append((f"batch {dynamic['batch'] + 3}", _fresh(node, example, rng, batch=dynamic["batch"] + 3)))
-    passed = []
+    passed, stood_in = [], {}
     for label, inputs in cases:
-        want = _expected(node, reference, inputs, label, label in EDGE_LABELS)
+        want, why = _expected(node, reference, inputs, label, label in EDGE_LABELS)
         if want is None:
             continue
         try:
@@ -354,16 +368,36 @@ def _check(node, run, example, dynamic, rng, format, n_checks, reference, blame)
         for name, g in zip(node.output_names, got, strict=True):
             problem = mismatch(np.asarray(g), np.asarray(want[name]))
             if problem:
-                against = "NumPy" if reference is not None else "the traced graph (NumPy's values)"
+                against = "NumPy" if why is None else "the traced graph (NumPy's values)"
                 raise ExportError(f"the {format} file of node {node.name!r} disagrees with {against} on "
                                   f"output {name!r} ({label}): {problem}{blame(inputs)}; nothing was "
                                   f"written. Export to another format (torchscript, pt2), or avoid that call")
         passed.append(label)
-    return {"against": "numpy" if reference is not None else "graph", "inputs": passed}
+        if why is not None and reference is not None:
+            stood_in[label] = why
+    return checked_description(reference is not None, passed, stood_in)
+
+
+def checked_description(has_reference, passed, stood_in):
+    """The description's ``checked``: which inputs the artifact was run on, and against what.
+
+    ``against`` is ``"numpy"`` when every one was compared with the user's function itself,
+    ``"graph"`` when there was no function to compare with (the node's own values: NumPy's on
+    the traced inputs), and ``"numpy and graph"`` when the graph stood in on some inputs, which
+    ``against_graph`` lists with the reason (the same the warning gave).
+    """
+    if not has_reference:
+        return {"against": "graph", "inputs": passed}
+    if not stood_in:
+        return {"against": "numpy", "inputs": passed}
+    if len(stood_in) == len(passed):
+        return {"against": "graph", "inputs": passed, "against_graph": stood_in}
+    return {"against": "numpy and graph", "inputs": passed, "against_graph": stood_in}
 
 
 def _expected(node, reference, inputs, label, edge):
-    """NumPy's outputs for ``inputs`` (the graph's when there is no reference); None to skip an edge case.
+    """``(outputs, why)``: NumPy's outputs for ``inputs`` and None, or the graph's and why the graph
+    stands in for NumPy (no reference: ``"no reference"``); ``(None, None)`` skips an edge case.
 
     Where the graph itself differs from NumPy (an unstable sort's ties, or a
     translation that handles NaN otherwise), that is no fault of the artifact:
@@ -380,29 +414,34 @@ def _expected(node, reference, inputs, label, edge):
             graph = {k: np.asarray(v) for k, v in node.call_batched(**inputs).items()}
     except Exception as exc:
         if label != "the example":  # drawn inputs may leave the function's domain (a singular matrix)
-            return None
+            return None, None
         raise ExportError(f"node {node.name!r} fails on {label}: {_first_line(exc)}") from exc
     if edge and casts_undefined_values(node, inputs):
-        return None  # NaN, inf or out-of-range floats cast to integers: NumPy leaves the value undefined
+        return None, None  # NaN, inf or out-of-range floats cast to integers: NumPy leaves the value undefined
     if reference is None:
-        return graph
+        return graph, "no reference"
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             warnings.filterwarnings("error", message="invalid value encountered in cast")
             want = {k: np.asarray(v) for k, v in reference(inputs).items()}
-    except Exception:
+    except Exception as exc:
         if edge:
-            return None
-        return graph  # the function cannot be re-run here (structure changed, ...): the graph stands in
+            return None, None
+        # the function cannot be re-run here (structure changed, ...): the graph stands in
+        why = f"the function could not be re-run on these inputs ({_first_line(exc)})"
+        warnings.warn(f"node {node.name!r}: {why}; the exported file is checked against the traced graph "
+                      f"on {label}", LeappWarning, stacklevel=4)
+        return graph, why
     for name in node.output_names:
         problem = mismatch(graph[name], want[name]) if name in want else "missing"
         if problem:
+            why = f"the traced graph differs from NumPy on output {name!r}: {problem}"
             warnings.warn(f"node {node.name!r}: the traced graph differs from NumPy on {label} (output "
                           f"{name!r}: {problem}); the exported file is checked against the graph there",
                           LeappWarning, stacklevel=4)
-            return graph
-    return want
+            return graph, why
+    return want, None
 
 
 _CASTS = ("to", "type", "long", "int", "short", "char", "byte")
@@ -526,6 +565,8 @@ def mismatch(got, want, signed_zeros=False):
 
 def _describe(node, format, exporter, opset, path, specs, dynamic, notes, edges):
     from . import __version__
+    from . import export_formats as fmt
+    from . import export_sidecar as sidecar
     from .export_formats import DEFAULT_OPSET
 
     def entry(name, dtype, shape, is_dynamic):
@@ -543,6 +584,11 @@ def _describe(node, format, exporter, opset, path, specs, dynamic, notes, edges)
                    "inputs": inputs, "outputs": outputs}
     if format == "onnx":
         description["opset"] = opset or DEFAULT_OPSET
+    if format == "onnx":  # the file's own names where ONNX forbids the user's (an output named like an input)
+        for entry_, name in zip(outputs, fmt.onnx_output_names(node.input_names, node.output_names), strict=True):
+            if name != entry_["name"]:
+                entry_["artifact_name"] = name
+    notes = sidecar.notes(notes, node.graph_module)
     if notes:
         description["notes"] = notes
     if edges:

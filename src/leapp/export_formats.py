@@ -24,16 +24,40 @@ import warnings
 import numpy as np
 
 DEFAULT_OPSET = 18
+# What exporter="auto" uses for ONNX (the one flag to switch once torch drops the other; docs/export.md
+# compares the two); graphs with an empty tensor take "dynamo" either way.
+AUTO_ONNX_EXPORTER = "torchscript"
 EXTENSIONS = {"onnx": ".onnx", "torchscript": ".pt", "pt2": ".pt2"}
+# what a file of each format may be called (EXTENSIONS' first); another is refused before writing
+ACCEPTED = {"onnx": (".onnx",), "torchscript": (".pt", ".pth", ".torchscript"), "pt2": (".pt2",)}
+NAMES = {"onnx": "ONNX", "torchscript": "TorchScript", "pt2": "torch.export (pt2)"}
+
+
+def onnx_output_names(input_names, output_names) -> list:
+    """The file's output names: the user's, except where ONNX forbids it. A value name is assigned
+    once in an ONNX graph, so an output named like an input (``{"x": x * 2}``) is ``output_x``."""
+    taken, names = set(input_names), []
+    for name in output_names:
+        base = name if name not in taken else f"output_{name}"
+        candidate, k = base, 1
+        while candidate in taken:
+            k += 1
+            candidate = f"{base}_{k}"
+        taken.add(candidate)
+        names.append(candidate)
+    return names
 
 
 def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset, exporter):
     import torch
 
+    renamed = dict(zip(output_names, onnx_output_names(input_names, output_names), strict=True))
+    output_names = list(renamed.values())
+
     opset = opset or DEFAULT_OPSET
     if exporter == "auto":
         # the TorchScript-based exporter crashes the process (SIGFPE) on empty tensors
-        exporter = "dynamo" if getattr(module, "leapp_has_empty", False) else "torchscript"
+        exporter = "dynamo" if getattr(module, "leapp_has_empty", False) else AUTO_ONNX_EXPORTER
     elif exporter == "torchscript" and getattr(module, "leapp_has_empty", False):
         raise ValueError("the graph holds an empty tensor on the example inputs, on which the "
                          "TorchScript-based ONNX exporter ends the process (a floating point exception "
@@ -56,17 +80,18 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
         elif exporter == "torchscript":
             axes = None
             if dynamic:
-                axes = {n: {0: "batch"} for n in [*dynamic["inputs"], *dynamic["outputs"]]}
+                axes = {n: {0: "batch"} for n in [*dynamic["inputs"], *(renamed[o] for o in dynamic["outputs"])]}
             torch.onnx.export(module, args, path, dynamo=False, input_names=input_names,
                               output_names=output_names, opset_version=opset, dynamic_axes=axes)
         else:
             raise ValueError(f"exporter must be 'auto', 'torchscript' or 'dynamo', not {exporter!r}")
     if unsigned:
-        _restore_unsigned(path, unsigned)
-    scalars = [n for n in getattr(module, "leapp_scalar_outputs", ()) if n in output_names]
+        _restore_unsigned(path, {"inputs": unsigned["inputs"],
+                                 "outputs": {renamed.get(n, n): d for n, d in unsigned["outputs"].items()}})
+    scalars = [renamed[n] for n in getattr(module, "leapp_scalar_outputs", ()) if n in renamed]
     if scalars:
         _restore_scalars(path, scalars)
-    _restore_int_dtypes(path, getattr(module, "leapp_output_dtypes", {}))
+    _restore_int_dtypes(path, {renamed.get(n, n): d for n, d in getattr(module, "leapp_output_dtypes", {}).items()})
     return exporter
 
 

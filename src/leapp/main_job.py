@@ -35,7 +35,10 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["onnx", "torchscript", "pt2"], default="onnx")
     p.add_argument("--dynamic-batch", action="store_true", help="export with a free leading dimension")
     p.add_argument("--validate", type=int, default=3, metavar="N", help="fresh inputs to validate on")
-    p.add_argument("--no-graph", action="store_true", help="do not print the graph")
+    p.add_argument("--show", nargs="?", const="table", default="table", choices=["table", "fx", "none"],
+                   help="how the graph is printed at the end: a row per node with its NumPy call and source "
+                        "line (table, the default), torch.fx's own listing (fx), or not at all (none)")
+    p.add_argument("--no-graph", action="store_true", help="do not print the graph (as --show none)")
     p.add_argument("--draw", default=None, metavar="FILE",
                    help="also draw the graph: FILE.svg or FILE.dot (FILE.png needs Graphviz's dot)")
     p.set_defaults(run=run)
@@ -165,6 +168,18 @@ def _step(n, text):
     print(f"\n[{n}/5] {text}", flush=True)
 
 
+def _against(checked):
+    """What the export check compared with, as the description's ``checked`` says it."""
+    graph = checked.get("against_graph", {})
+    on_numpy = [k for k in checked["inputs"] if k not in graph]
+    if checked["against"] == "graph" and not graph:
+        return f"the traced graph on: {', '.join(checked['inputs'])}"
+    text = f"NumPy on: {', '.join(on_numpy)}" if on_numpy else ""
+    if graph:
+        text += ("; " if text else "") + f"the traced graph on: {', '.join(graph)} (it differs from NumPy there)"
+    return text
+
+
 def run(args) -> int:
     """Exit status: 0 every step passed; 1 the function failed a step (lint findings alone do
     not fail it: strict tracing decides); 2 usage error, missing extra, unreadable target or inputs."""
@@ -249,16 +264,17 @@ def run(args) -> int:
         print(f"  FAILED: {exc}")
         return 1
     checked = "onnxruntime" if args.format == "onnx" else "the loaded artifact"
-    against = "NumPy" if description["checked"]["against"] == "numpy" else "the traced graph"
     print(f"  written (+ .json), {description['exporter']} exporter; "
-          f"{checked} agrees with {against} on: {', '.join(description['checked']['inputs'])}")
+          f"{checked} agrees with {_against(description['checked'])}")
     if args.draw:
         try:
             print(f"drawing: {cf.draw(args.draw)}")
         except (LeappError, ValueError) as exc:
             print(f"leapp compile: error: {exc}", file=sys.stderr)
             return 2
-    if not args.no_graph:
+    if not args.no_graph and args.show == "table":
+        print("\ngraph: " + cf.format_show().replace("\n", "\n  "))
+    elif not args.no_graph and args.show == "fx":
         print("\ngraph:")
         print(node.graph_module.graph)
     print(f"done in {time.perf_counter() - t0:.1f} s")

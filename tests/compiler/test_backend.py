@@ -66,6 +66,6 @@ def test_a_compiled_runner_only_sees_the_layout_it_was_compiled_for(monkeypatch)
     np.testing.assert_array_equal(cf(strided[:, ::2])["y"], whiten(X)["y"])
     node = cf._latest().node
     # another batch (call_batched frees the leading axis): the FX graph, not the compiled code
-    np.testing.assert_array_equal(node.call_batched(x=X[:4])["output_y"], whiten(X[:4])["y"])
-    assert torch.equal(node.run_torch(torch.from_numpy(X))["output_y"], torch.from_numpy(whiten(X)["y"]))
+    np.testing.assert_array_equal(node.call_batched(x=X[:4])["y"], whiten(X[:4])["y"])
+    assert torch.equal(node.run_torch(torch.from_numpy(X))["y"], torch.from_numpy(whiten(X)["y"]))
     assert len(seen) >= 2

@@ -35,7 +35,7 @@ def test_dotted_keys_nesting_and_non_array_leaves_pass_through():
     assert "obs_observation_state" in graph.code
     inputs = [n.meta["leapp_input"] for n in graph.graph.nodes if n.op == "placeholder"]
     assert inputs == ["obs_observation.state", "obs_nested_observation.velocity_0"]
-    assert "'output_action.out'" in graph.code
+    assert "'action.out'" in graph.code
 
 
 def test_two_names_that_sanitize_alike_stay_distinct():

@@ -45,15 +45,15 @@ def test_robot_onnx_with_dynamic_batch_runs_in_onnxruntime(robot, tmp_path):
         fresh = robot_obs.example_inputs(batch=batch, seed=batch)
         got, want = _ort(str(path), fresh), robot_obs.step(**fresh)
         for key, value in want.items():
-            assert got["output_" + key].dtype == value.dtype and got["output_" + key].shape == value.shape
-            np.testing.assert_allclose(got["output_" + key], value, rtol=1e-5, atol=1e-5)
+            assert got[key].dtype == value.dtype and got[key].shape == value.shape
+            np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-5)
     on_disk = json.loads((tmp_path / "robot.onnx.json").read_text())
     assert on_disk == description
     assert on_disk["leapp_version"] == leapp.__version__
     quat = on_disk["inputs"][0]
     assert quat == {"name": "base_quat", "dtype": "float32", "shape": ["batch", 4], "dynamic_dims": [0]}
     upright = on_disk["outputs"][-1]
-    assert (upright["name"], upright["dtype"], upright["shape"]) == ("output_upright", "bool", ["batch"])
+    assert (upright["name"], upright["dtype"], upright["shape"]) == ("upright", "bool", ["batch"])
 
 
 def _mixed(i, f):
@@ -78,8 +78,8 @@ def test_int_bool_reduction_and_mixed_comparisons_through_onnxruntime(tmp_path):
     got, want = _ort(path, fresh), _mixed(**fresh)
     for key, value in want.items():
         value = np.asarray(value)
-        assert got["output_" + key].dtype == value.dtype, key
-        np.testing.assert_array_equal(got["output_" + key], value)
+        assert got[key].dtype == value.dtype, key
+        np.testing.assert_array_equal(got[key], value)
 
 
 def _running_counts(u, i):
@@ -98,8 +98,8 @@ def test_narrow_integer_and_bool_running_sums_export_to_onnxruntime(tmp_path):
     fresh = draw()
     got, want = _ort(path, fresh), _running_counts(**fresh)
     for key, value in want.items():
-        assert got["output_" + key].dtype == value.dtype, key
-        np.testing.assert_array_equal(got["output_" + key], value, err_msg=key)
+        assert got[key].dtype == value.dtype, key
+        np.testing.assert_array_equal(got[key], value, err_msg=key)
 
 
 @pytest.mark.parametrize("fmt", ["torchscript", "pt2"])
@@ -137,7 +137,7 @@ def test_a_failed_check_leaves_no_artifact(robot, tmp_path, monkeypatch):
         return lambda feed: [o + 1 if o.dtype.kind == "f" else o for o in run(feed)]
 
     monkeypatch.setitem(export_formats.LOADERS, "onnx", off_by_a_bit)
-    with pytest.raises(ExportError, match="disagrees with .* on output 'output_policy_input'"):
+    with pytest.raises(ExportError, match="disagrees with .* on output 'policy_input'"):
         export_node(node, tmp_path / "robot.onnx", "onnx", example_inputs=inputs)
     assert os.listdir(tmp_path) == []  # no artifact, no description, no staging folder
 
@@ -231,8 +231,8 @@ def test_empty_tensors_export_without_ending_the_process(tmp_path):
     got, want = _ort(path, inputs), _empties(**inputs)
     for key, value in want.items():
         value = np.asarray(value)
-        assert got["output_" + key].dtype == value.dtype and got["output_" + key].shape == value.shape, key
-        np.testing.assert_array_equal(got["output_" + key], value, err_msg=key)
+        assert got[key].dtype == value.dtype and got[key].shape == value.shape, key
+        np.testing.assert_array_equal(got[key], value, err_msg=key)
     with pytest.raises(ExportError, match="exporter='dynamo' or 'auto'"):
         export_node(node, str(tmp_path / "ts.onnx"), "onnx", example_inputs=inputs, exporter="torchscript")
     assert not os.path.exists(tmp_path / "ts.onnx")
@@ -252,8 +252,8 @@ def test_a_0d_array_under_a_0d_mask_exports_with_numpys_shapes(tmp_path):
     for v in (5, -3, 0):
         got, want = _ort(path, {"a": np.array(v, np.int64)}), _masked_0d(np.array(v, np.int64))
         for key, value in want.items():
-            assert got["output_" + key].shape == value.shape, (v, key)
-            np.testing.assert_array_equal(got["output_" + key], value)
+            assert got[key].shape == value.shape, (v, key)
+            np.testing.assert_array_equal(got[key], value)
 
 
 def _division_edges(i, f):
@@ -270,11 +270,11 @@ def test_least_integer_over_minus_one_and_small_log1p_in_onnxruntime(tmp_path):
     path = str(tmp_path / "edges.onnx")
     export_node(node, path, "onnx", example_inputs=inputs)
     got, want = _ort(path, inputs), _division_edges(**inputs)
-    np.testing.assert_array_equal(got["output_quotient"], want["quotient"])
-    np.testing.assert_array_equal(got["output_pair_0"], want["pair"][0])
-    np.testing.assert_array_equal(got["output_pair_1"], want["pair"][1])
+    np.testing.assert_array_equal(got["quotient"], want["quotient"])
+    np.testing.assert_array_equal(got["pair_0"], want["pair"][0])
+    np.testing.assert_array_equal(got["pair_1"], want["pair"][1])
     for key in ("log1p", "softplus"):
-        g, w = got["output_" + key], want[key]
+        g, w = got[key], want[key]
         assert np.max(np.abs(g - w) / np.spacing(np.abs(w))) <= 4, (key, g, w)
 
 
@@ -337,5 +337,5 @@ def test_bool_times_a_python_bool_and_heaviside_of_a_0d_value_export(tmp_path):
         got, want = _ort(path, fresh), _small_forms(**fresh)
         for key, value in want.items():
             value = np.asarray(value)
-            assert got["output_" + key].dtype == value.dtype and got["output_" + key].shape == value.shape, key
-            np.testing.assert_array_equal(got["output_" + key], value, err_msg=key)
+            assert got[key].dtype == value.dtype and got[key].shape == value.shape, key
+            np.testing.assert_array_equal(got[key], value, err_msg=key)

@@ -48,3 +48,17 @@ def test_a_sample_exports_as_the_column_says(name, tmp_path):
             worst = result["status"]
     assert export_parity.RANK[worst] <= export_parity.RANK[stored["status"]], (
         f"{name} now {worst}, the stored column says {stored['status']}: rerun benchmarks/export_parity.py --write")
+
+
+@pytest.mark.parametrize("name", ("numpy.bitwise_xor", "numpy.cumprod"))
+def test_the_dynamo_exporter_fares_as_the_column_says(name, tmp_path):
+    """export_formats.AUTO_ONNX_EXPORTER can switch to "dynamo": on entries the TorchScript-based
+    exporter has no symbol for, it fares no worse than the stored column and is never silently
+    wrong (benchmarks/export_parity.py --exporter dynamo runs the whole sample; docs/export.md)."""
+    stored = DATA["onnx"][name]
+    jobs = [j for j in export_parity.collect({name}, per_record=1) if name in j[0]][:1]  # seconds each
+    assert jobs
+    for job in jobs:
+        result = export_parity.run_case(job, "onnx", str(tmp_path), exporter="dynamo")
+        assert result["status"] != "silent", (job[1], result)
+        assert export_parity.RANK[result["status"]] <= export_parity.RANK[stored["status"]], (job[1], result)

@@ -129,8 +129,8 @@ def test_passes_keep_the_robot_example_exact():
     after = traced.node(**fresh)
     want = robot_obs.step(**fresh)
     for key, value in want.items():
-        np.testing.assert_array_equal(after["output_" + key], before["output_" + key])
-        np.testing.assert_allclose(after["output_" + key], value, rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(after[key], before[key])
+        np.testing.assert_allclose(after[key], value, rtol=1e-6, atol=1e-6)
     for n in traced.node.graph_module.graph.nodes:
         if n.op == "call_function":
             assert n.meta.get("leapp_source"), n  # every op still points at the user's line

@@ -34,5 +34,5 @@ def test_a_graph_traced_on_numpy_runs_on_cuda():
     node = cf._latest().node
     out = node.run_torch(**{k: torch.from_numpy(v).cuda() for k, v in inputs.items()})
     want = robot_obs.step(**inputs)
-    np.testing.assert_allclose(out["output_history"].cpu().numpy(), want["history"], rtol=1e-5, atol=1e-6)
-    np.testing.assert_array_equal(out["output_upright"].cpu().numpy(), want["upright"])
+    np.testing.assert_allclose(out["history"].cpu().numpy(), want["history"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(out["upright"].cpu().numpy(), want["upright"])

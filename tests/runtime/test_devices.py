@@ -30,7 +30,7 @@ def test_run_torch_moves_the_constants_to_the_inputs_device():
     want = robot_obs.step(**inputs)
     out = node.run_torch(**{k: torch.from_numpy(v).to(META) for k, v in inputs.items()})
     for key, expected in want.items():
-        value = out[f"output_{key}"]
+        value = out[key]
         assert value.device == META
         assert tuple(value.shape) == expected.shape and value.dtype == torch.from_numpy(expected).dtype
     assert all(b.device.type == "cpu" for b in node.graph_module.buffers())  # the CPU graph is untouched
@@ -42,7 +42,7 @@ def test_a_rewritten_graph_is_copied_to_the_device_again():
     before = node.module_on(META)
     gm = node.graph_module
     out = next(n for n in gm.graph.nodes if n.op == "output")
-    value = out.args[0]["output_upright"]
+    value = out.args[0]["upright"]
     with gm.graph.inserting_before(out):
         flipped = gm.graph.call_function(torch.logical_not, (value,))
     out.replace_input_with(value, flipped)

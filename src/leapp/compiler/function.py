@@ -270,13 +270,28 @@ class CompiledFunction:
         return reference
 
     def draw(self, path=None, *, graph=-1):
-        """Draw one traced graph (the latest by default): ``.svg``, ``.dot`` or ``.png`` (needs Graphviz's
-        ``dot``); without ``path`` returns the DOT text. See docs/pipelines.md."""
-        if not self._graphs:
-            raise LeappError(f"{self.name}: nothing to draw yet; call it or cf.trace(...) on example inputs")
-        from ..pipeline.draw import draw_graph
+        """Draw one traced graph (the latest by default), one band per source line: ``.svg``, ``.dot``
+        or ``.png`` (needs Graphviz's ``dot``); without ``path`` returns the DOT text. See docs/debugging.md."""
+        from . import show
 
-        return draw_graph(list(self._graphs.values())[graph].graph_module, path, self.name)
+        return show.draw(self._shown(graph, "draw"), path, self.name)
+
+    def show(self, file=None, *, graph=-1) -> None:
+        """Print one traced graph (the latest by default) as a table: a row per node with its op,
+        dtype, shape, the NumPy call and its source line (a helper's line, and the user's line that
+        called the helper). ``cf.format_show()`` returns the text."""
+        print(self.format_show(graph=graph), file=file)
+
+    def format_show(self, *, graph=-1) -> str:
+        from . import show
+
+        gm = self._shown(graph, "show")
+        return show.table(gm, self.name, example=list(self._graphs.values())[graph].traced.trace.input_values)
+
+    def _shown(self, graph, what):
+        if not self._graphs:
+            raise LeappError(f"{self.name}: nothing to {what} yet; call it or cf.trace(...) on example inputs")
+        return list(self._graphs.values())[graph].graph_module
 
     # --- tracing -----------------------------------------------------------------
 

@@ -288,7 +288,11 @@ def to_svg(boxes, wires):
 
 def render(boxes, wires, path, name):
     """Write ``path`` (.dot, .svg or .png) or, without a path, return the DOT text."""
-    dot = to_dot(boxes, wires, name)
+    return render_text(to_dot(boxes, wires, name), lambda: to_svg(boxes, wires), path)
+
+
+def render_text(dot, svg, path):
+    """Write ``path`` from the DOT text ``dot`` (.dot; .png through Graphviz) or ``svg()`` (.svg)."""
     if path is None:
         return dot
     from .spec import atomic_write
@@ -298,7 +302,7 @@ def render(boxes, wires, path, name):
     if ext == ".dot":
         atomic_write(path, dot.encode())
     elif ext == ".svg":
-        atomic_write(path, to_svg(boxes, wires).encode())
+        atomic_write(path, svg().encode())
     elif ext == ".png":
         exe = shutil.which("dot")
         if exe is None:

@@ -373,6 +373,7 @@ def _set_source(fx_node, node):
     meta = fx_node.meta
     source, stack = _sources.get(loc) or _source_of(loc)
     meta["leapp_source"] = source
+    meta["leapp_loc"] = loc  # (file, line, function, col[, helper's loc]): what cf.show() and sidecars read
     meta.setdefault("leapp_call", node.op)
     meta["stack_trace"] = stack
 
@@ -383,8 +384,10 @@ _sources: dict = {}  # loc -> (file:line[:col], stack_trace text); a program has
 def _source_of(loc):
     if len(_sources) > 100_000:
         _sources.clear()
-    text = linecache.getline(loc[0], loc[1]).strip()
-    hit = _sources[loc] = (format_loc(loc), f'  File "{loc[0]}", line {loc[1]}, in {loc[2]}\n    {text}\n')
+    frames = [loc[:4], loc[4]] if len(loc) > 4 and loc[4] is not None else [loc]  # innermost last
+    stack = "".join(f'  File "{f[0]}", line {f[1]}, in {f[2]}\n    {linecache.getline(f[0], f[1]).strip()}\n'
+                    for f in frames)
+    hit = _sources[loc] = (format_loc(loc), stack)
     return hit
 
 

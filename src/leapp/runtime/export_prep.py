@@ -89,7 +89,7 @@ class ExplicitPromotion(Pass):
                 return x
             with gm.graph.inserting_before(user):
                 cast = gm.graph.call_method("to", (x, common))
-            cast.meta.update({k: v for k, v in user.meta.items() if k in ("leapp_source", "stack_trace")})
+            cast.meta.update({k: v for k, v in user.meta.items() if k in ("leapp_source", "leapp_loc", "stack_trace")})
             cast.meta["leapp_shape"] = x.meta.get("leapp_shape")
             return cast
         if common.is_floating_point:

@@ -176,10 +176,15 @@ def user_location(site=None):
 
 
 def format_loc(loc) -> str:
+    """``file:line[:col]``; a line inside a helper (``loc[4]``, see ``patches.via``) first, then the
+    user's line that called the helper: ``helper.py:12 (in norm, called at prep.py:30:8)``."""
     if loc is None:
         return "<unknown>"
     if isinstance(loc, str):
         return loc
+    if len(loc) > 4 and loc[4] is not None:
+        helper = loc[4]
+        return f"{format_loc(helper)} (in {helper[2]}, called at {format_loc(loc[:4])})"
     if len(loc) > 3 and loc[3] is not None:
         return f"{loc[0]}:{loc[1]}:{loc[3]}"
     return f"{loc[0]}:{loc[1]}"

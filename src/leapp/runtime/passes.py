@@ -25,7 +25,7 @@ from .dtypes import to_torch
 
 _RANDOM = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "bernoulli",
            "normal", "multinomial", "randperm", "dropout", "uniform_", "normal_", "empty", "empty_like"}
-_META_KEYS = ("leapp_dtype", "leapp_shape", "leapp_source", "leapp_call", "stack_trace")
+_META_KEYS = ("leapp_dtype", "leapp_shape", "leapp_source", "leapp_loc", "leapp_call", "stack_trace")
 
 
 @dataclass

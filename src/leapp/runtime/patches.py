@@ -306,8 +306,8 @@ def _foreign(fn, *args, **kwargs):
     graph they would be a constant. Reported at the call, and the result marked
     so that its uses name this call.
     """
-    result = fn(*args, **kwargs)
     trace = state.current()
+    result = _run_helper(trace, fn, args, kwargs) if trace is not None else fn(*args, **kwargs)
     if trace is None or not _plain_arrays_in(result):
         return result
     name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", repr(fn))
@@ -320,6 +320,38 @@ def _foreign(fn, *args, **kwargs):
                f"functions leapp traces, or compute it outside and pass it in as an input")
     record.report(trace, "untraced", name, loc, message, UntracedCallError, UntracedCallWarning)
     return record.mark_escaped(trace, name, loc, result)
+
+
+def _run_helper(trace, fn, args, kwargs):
+    """``fn(*args, **kwargs)``, a helper called from a rewritten line: its NumPy calls are recorded
+    at the helper's own lines (the rewritten call's site would otherwise lend them its line), then
+    each node and problem it made is placed at the caller's site with the helper's line attached,
+    ``(file, line, fn, col, helper_loc)``: the cross-check and errors keep the user's calling line,
+    ``format_loc`` and the graph's ``leapp_source`` name both."""
+    local = dispatch.local
+    site = local.site
+    if site is None:
+        return fn(*args, **kwargs)
+    n_nodes, n_problems = len(trace.nodes), len(trace.problems)
+    local.site = None
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        local.site = site
+        caller = _loc()
+        for item in itertools.chain(itertools.islice(trace.nodes, n_nodes, None),
+                                    itertools.islice(trace.problems, n_problems, None)):
+            item.loc = via(caller, item.loc)
+
+
+def via(caller, loc):
+    """``loc`` (a line inside a helper) as seen from ``caller`` (the user's line that called it)."""
+    if loc is None or isinstance(loc, str) or caller is None or isinstance(caller, str):
+        return caller if loc is None else loc
+    helper = loc[4] if len(loc) > 4 else loc  # a helper's helper: the innermost line
+    if (helper[0], helper[1]) == (caller[0], caller[1]):
+        return caller
+    return (caller[0], caller[1], caller[2], caller[3] if len(caller) > 3 else None, helper)
 
 
 def _plain_arrays_in(value) -> bool:

@@ -95,21 +95,32 @@ def _replace(value, path, mapping):
 
 
 def output_structure(result):
-    """(spec, leaves): spec mirrors ``result`` with output names at array leaves."""
+    """(spec, leaves): spec mirrors ``result`` with output names at array leaves.
+
+    The names are the user's where the result has them: a dict's keys joined by ``_`` along the
+    path (``{"obs": x}`` gives ``obs``, ``{"meta": {"pair": [a, b]}}`` ``meta_pair_0``); a bare
+    array is ``output``, a tuple's items ``output_0``, ``output_1``... A name taken twice gets
+    ``_2``, ``_3`` (in the result's order), so every name is distinct and the same result always
+    gets the same names.
+    """
     leaves = {}
-    return _structure(result, (), leaves), leaves
+    return _structure(result, (), leaves, isinstance(result, dict)), leaves
 
-
-def _structure(value, path, leaves):
+def _structure(value, path, leaves, keyed):
     if isinstance(value, (np.ndarray, np.generic)) or _is_tensor(value):
-        name = "output" if not path else "output_" + "_".join(str(p) for p in path)
+        text = "_".join(str(p) for p in path)
+        name = text if keyed and text else ("output_" + text if path else "output")
+        base, k = name, 1
+        while name in leaves:
+            k += 1
+            name = f"{base}_{k}"
         leaves[name] = value
         return ("leaf", name)
     if isinstance(value, dict):
-        return ("dict", {k: _structure(v, path + (k,), leaves) for k, v in value.items()})
+        return ("dict", {k: _structure(v, path + (k,), leaves, keyed) for k, v in value.items()})
     if isinstance(value, (list, tuple)):
         kind = "namedtuple" if hasattr(value, "_fields") else type(value).__name__
-        return (kind, type(value), [_structure(v, path + (i,), leaves) for i, v in enumerate(value)])
+        return (kind, type(value), [_structure(v, path + (i,), leaves, keyed) for i, v in enumerate(value)])
     if isinstance(value, (bool, int, float, complex, str, bytes)) or value is None:
         return ("const", value)
     raise TypeError(f"unsupported output type {type(value).__name__}")
