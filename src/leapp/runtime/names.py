@@ -40,6 +40,9 @@ def function_name(func) -> str:
     hit = _by_object.get(id(func))
     if hit is not None and hit[0] is func:
         return hit[1]
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc):  # np.add.reduce: a bound method of the ufunc, made per access
+        return ufunc_name(owner, func.__name__)
     module = getattr(func, "__module__", None) or "numpy"
     if not module.startswith("numpy"):
         module = "numpy"

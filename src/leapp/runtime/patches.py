@@ -30,7 +30,7 @@ import torch
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
-from . import record, state
+from . import constness, record, state
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -268,7 +268,8 @@ def _dispatch_handler(fn, args, kwargs):
         if isinstance(entry, table.Entry) and entry.kind == "scalar_type" and _traced_in(args, kwargs):
             # np.float32(x) converts in C without a hook; routed here, it is recorded as the cast
             return record.record_call(name, original, args, kwargs, _loc())
-        if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc") and _nested_traced(args):
+        if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc", "ufunc_method") \
+                and _nested_traced(args):
             return _with_sequences_converted(name, fn, args, kwargs)
         if isinstance(entry, table.Entry) and entry.kind == "function" and not (kwargs and "out" in kwargs) \
                 and _traced_in(args, kwargs) and not isinstance(args[0] if args else None, TracedNpArray):
@@ -345,7 +346,22 @@ def _getitem(value, index):
     trace = state.current()
     if trace is not None and type(value) is np.ndarray and _has_traced_index(index):
         value = record.wrap(value, trace.const(value, _loc()))
+    elif trace is not None and isinstance(value, (list, tuple)) and _has_traced_index(index) \
+            and constness.any_data(trace, index if isinstance(index, tuple) else (index,)):
+        _sequence_lookup(trace, value)
+        return value[record.plain(index)]  # reported once, here, not again by __index__
     return value[index]
+
+
+def _sequence_lookup(trace, value):
+    """``NAMES[i]`` with a traced ``i``: Python picks the item, so the choice is fixed into the graph."""
+    loc = _loc()
+    kind = type(value).__name__
+    message = (f"a Python {kind} indexed by a traced value at {record.format_loc(loc)}: Python picks "
+               f"the item at trace time, so the graph holds that one item whatever the data; keep the "
+               f"lookup in NumPy (np.asarray(table)[idx], for a {kind} of numbers) or pick outside "
+               f"the traced code")
+    record.report(trace, "escape", f"{kind}[traced index]", loc, message, EscapeError, EscapeWarning)
 
 
 def _has_traced_index(index):
