@@ -80,6 +80,7 @@ class Trace:
         self.problems: list[Problem] = []
         self._const_ids: dict[int, tuple] = {}  # id(array) -> (array, node)
         self.depends: dict[int, bool] = {}  # node index -> computed from an input (constness.py)
+        self.math_results: dict[int, str] = {}  # node index -> "math.cos at ..." (math_calls.py)
 
     def add(self, op, args, kwargs, dtype, shape, loc, value=None):
         # The per-op fast paths in traced.py do this inline: keep it a plain append.
