@@ -29,7 +29,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .errors import PipelineWarning, ProblemsError, TraceError, ValidationError, ValidationWarning
-from .runtime import math_calls, record, state
+from .runtime import conventions, math_calls, record, state
 from .runtime.inputs import check_array_type
 from .runtime.ir import Trace, _copy_array, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
@@ -340,6 +340,7 @@ def output_tensors(node: str, tensors: dict):
     state.deactivate()
     session.current = None
     math_calls.check_weak_uses(trace)  # after closing the pass: a strict refusal leaves no open trace
+    conventions.check(trace)
     for name in current.state:
         rec.carried[name] = trace.output_values[state_output(name)]
     signature = tuple(n.op for n in trace.nodes)

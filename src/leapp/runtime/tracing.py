@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EscapeError, EscapeWarning
-from . import math_calls, patches, record, state
+from . import conventions, math_calls, patches, record, state
 from .ir import Problem, Trace, _copy_array
 from .session_graph import CompiledNode
 from .traced import TracedNpArray
@@ -161,6 +161,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
         for path, key in input_paths:
             _check_unwritten(trace, key, mapping[path])
         math_calls.check_weak_uses(trace)
+        conventions.check(trace)
     scalars = frozenset(k for k, v in outs.items()
                         if (type(v) is TracedNpArray and v._lp_scalar) or isinstance(v, np.generic))
     node = CompiledNode.from_trace(trace)
