@@ -32,7 +32,15 @@ class Traced:
 
 
 def _is_array(x):
-    return isinstance(x, np.ndarray) or _is_tensor(x)
+    return isinstance(x, np.ndarray) or _is_tensor(x) or is_scalar_input(x)
+
+
+def is_scalar_input(x) -> bool:
+    """A NumPy float or complex scalar argument (``t: np.float64``): a 0-d graph input, one graph per
+    dtype. NumPy ints and bools and Python numbers stay constants of their graph (one graph per
+    value): they set sizes, indices and branches, and a Python float is weakly typed in NumPy
+    (``x32 * 0.5`` stays float32), which a float64 input would not be."""
+    return isinstance(x, np.inexact)
 
 
 def _is_tensor(x):
