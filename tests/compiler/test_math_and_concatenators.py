@@ -126,3 +126,13 @@ def test_a_math_result_meeting_float32_data_is_refused_at_the_library_line():
     text = str(info.value)
     line = lib.scaled.__code__.co_firstlineno + 1
     assert f"rotations_lib.py:{line}" in text and "float32" in text and "math" in text
+
+
+@leapp.compile
+def as_matrix(a, b):
+    return np.asarray(np.r_["r", a, b])
+
+
+def test_a_matrix_directive_is_refused_naming_np_r():
+    with pytest.raises(ProblemsError, match=r"np\.r_\['r', \.\.\.\]"):
+        as_matrix(np.ones(2), np.zeros(2))

@@ -108,7 +108,8 @@ def _refuse_matrix(trace, concat, key):
                f"which leapp does not trace; build the array with {name}[...] without the matrix "
                f"directive (or np.concatenate / np.stack)")
     record.report(trace, "untraced", name, loc, message, UntracedCallError, UntracedCallWarning)
-    return record.mark_escaped(trace, name, loc, _getitem(concat, key))
+    plain = tuple(record.plain(v) for v in key) if isinstance(key, tuple) else record.plain(key)
+    return record.mark_escaped(trace, name, loc, _getitem(concat, plain))
 
 
 class _TracedR(type(_ORIGINAL_R)):
