@@ -371,5 +371,5 @@ def test_seed_session_does_not_freeze_a_later_changed_constant_silently():
         annotate.output_tensors("n", {"y": x - stats["mean"]})
         stats["mean"] = stats["mean"] + 1  # updated between passes: the graph froze the first value
     leapp.stop()
-    with pytest.warns(leapp.errors.ValidationWarning, match="FAILED"):
+    with pytest.raises(leapp.errors.ValidationError, match="FAILED"):
         leapp.compile_graph(validate=True)

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .errors import PipelineWarning, ProblemsError, TraceError, ValidationError, ValidationWarning
-from .runtime import record, state
+from .runtime import conventions, math_calls, record, state
 from .runtime.inputs import check_array_type
 from .runtime.ir import Trace, _copy_array, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
@@ -339,6 +339,8 @@ def output_tensors(node: str, tensors: dict):
         trace.output_values[state_output(name)] = _copy_array(record.plain(new), copy=True)
     state.deactivate()
     session.current = None
+    math_calls.check_weak_uses(trace)  # after closing the pass: a strict refusal leaves no open trace
+    conventions.check(trace)
     for name in current.state:
         rec.carried[name] = trace.output_values[state_output(name)]
     signature = tuple(n.op for n in trace.nodes)
@@ -388,13 +390,18 @@ annotate = SimpleNamespace(input_tensors=input_tensors, output_tensors=output_te
                            state_tensors=state_tensors, update_state=update_state, external=external)
 
 
-def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6):
+def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6, on_mismatch: str = "raise"):
     """Lower every traced node to a GraphModule; with ``validate``, check each on every later sample.
 
-    Returns a ``leapp.pipeline.CompiledPipeline``: ``p["node"]`` is a ``CompiledNode``.
+    Returns a ``leapp.pipeline.CompiledPipeline``: ``p["node"]`` is a ``CompiledNode``. A graph that
+    disagrees with NumPy on a sample raises ``ValidationError`` (nothing is returned, so nothing can
+    be exported); ``on_mismatch="warn"`` returns it anyway with a ``ValidationWarning`` (to inspect
+    ``p["node"].validation``), as a deliberate choice.
     """
     from .pipeline.compiled import CompiledPipeline
 
+    if on_mismatch not in ("raise", "warn"):
+        raise ValueError(f"on_mismatch must be 'raise' or 'warn', not {on_mismatch!r}")
     if _session is None:
         raise TraceError("compile_graph() needs a session: leapp.start(), trace, leapp.stop()")
     if _session.open:
@@ -418,8 +425,9 @@ def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6)
                 )
             elif not node.validation.ok:
                 message = node.validation.describe()
-                if _session.strict:
-                    raise ValidationError(message)
+                if on_mismatch == "raise":
+                    raise ValidationError(f"{message}\n(the graph is not returned, so it cannot be exported; "
+                                          f"compile_graph(on_mismatch='warn') returns it with a warning)")
                 warnings.warn(message, ValidationWarning, stacklevel=2)
         node.crosscheck = _crosscheck(rec)
         compiled[name] = node

@@ -11,7 +11,7 @@ import torch
 
 import leapp
 from leapp import annotate
-from leapp.errors import InputError
+from leapp.errors import InputError, ValidationError
 
 
 def _matrix(rows, dtype=np.float64):
@@ -24,12 +24,12 @@ MATRIX = _matrix([[1.0, 2.0], [3.0, 4.0]])
 MASKED = np.ma.masked_array([[1.0, 2.0], [3.0, 4.0]], mask=[[0, 1], [0, 0]])
 
 
-def _seed_node(passes=((3,), (3,))):
+def _seed_node(passes=((3,), (3,)), on_mismatch="raise"):
     with leapp.session("sig"):
         for i, shape in enumerate(passes):
             x = annotate.input_tensors("prep", {"x": np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + i})
             annotate.output_tensors("prep", {"y": x * 2 + x.sum()})
-    return leapp.compile_graph(validate=True)["prep"]
+    return leapp.compile_graph(validate=True, on_mismatch=on_mismatch)["prep"]
 
 
 @pytest.mark.parametrize("value, got", [
@@ -63,8 +63,10 @@ def test_seed_node_refuses_array_subclasses(value, what):
 
 
 def test_a_later_pass_of_another_shape_fails_validation_instead_of_passing_silently():
+    with pytest.raises(ValidationError, match=r"(?s)FAILED.*traced for float32\[3\], got float32\[4\]"):
+        _seed_node(passes=((3,), (3,), (4,)))
     with pytest.warns(Warning, match="FAILED"):
-        node = _seed_node(passes=((3,), (3,), (4,)))
+        node = _seed_node(passes=((3,), (3,), (4,)), on_mismatch="warn")
     assert not node.validation.ok
     assert "traced for float32[3], got float32[4]" in node.validation.describe()
 

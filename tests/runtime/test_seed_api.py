@@ -142,12 +142,19 @@ def test_validation_catches_a_frozen_constant():
             scale = float(np.abs(state).max())  # escapes: frozen at the first sample's value
         annotate.output_tensors("n", {"out": state / scale})
     leapp.stop()
+    # a failed validation raises: no pipeline comes back, so nothing can be exported from it
+    with pytest.raises(ValidationError) as info:
+        leapp.compile_graph(validate=True)
+    text = str(info.value)
+    assert "FAILED" in text and "float()" in text and "test_seed_api.py" in text
+    assert "on_mismatch='warn'" in text
+    # asked for explicitly, the pipeline comes back with the warning, to be inspected
     with pytest.warns(ValidationWarning) as record:
-        p = leapp.compile_graph(validate=True)
-    text = "\n".join(str(w.message) for w in record)
-    assert "FAILED" in text
-    assert "float()" in text and "test_seed_api.py" in text
+        p = leapp.compile_graph(validate=True, on_mismatch="warn")
+    assert "FAILED" in "\n".join(str(w.message) for w in record)
     assert not p["n"].validation.ok
+    with pytest.raises(ValueError, match="on_mismatch"):
+        leapp.compile_graph(on_mismatch="ignore")
 
 
 def test_strict_session_raises_on_validation_failure():
@@ -161,7 +168,7 @@ def test_strict_session_raises_on_validation_failure():
     leapp.stop()
     leapp.api._session.strict = True  # strict at compile time: the failure must raise
     with pytest.raises(Exception) as info:
-        leapp.compile_graph(validate=True)
+        leapp.compile_graph(validate=True, on_mismatch="warn")  # strict refuses the escape anyway
     assert isinstance(info.value, (ValidationError, leapp.errors.ProblemsError))
 
 

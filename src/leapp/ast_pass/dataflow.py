@@ -59,16 +59,18 @@ class State:
     arguments (``arguments``: parameters not rebound yet, so writing into them
     changes the caller's objects)."""
 
-    __slots__ = ("arrays", "masks", "dds", "tainted", "arguments", "foreign")
+    __slots__ = ("arrays", "masks", "dds", "tainted", "arguments", "foreign", "consts")
 
-    def __init__(self, arrays=(), masks=(), dds=(), tainted=(), arguments=(), foreign=()):
+    def __init__(self, arrays=(), masks=(), dds=(), tainted=(), arguments=(), foreign=(), consts=()):
         self.arrays, self.masks = set(arrays), set(masks)
         self.dds, self.tainted = set(dds), set(tainted)
         self.arguments = set(arguments)
         self.foreign = set(foreign)  # objects made by other code from array data (see is_foreign)
+        self.consts = set(consts)  # arrays computed from literals only (see is_fixed)
 
     def copy(self) -> State:
-        return State(self.arrays, self.masks, self.dds, self.tainted, self.arguments, self.foreign)
+        return State(self.arrays, self.masks, self.dds, self.tainted, self.arguments, self.foreign,
+                     self.consts)
 
     def meet(self, other: State) -> None:
         self.arrays &= other.arrays
@@ -76,6 +78,7 @@ class State:
         self.dds &= other.dds
         self.tainted &= other.tainted
         self.arguments &= other.arguments
+        self.consts &= other.consts
         self.foreign |= other.foreign  # routing one call too many is harmless; one too few is not
 
     def kill(self, name: str) -> None:
@@ -85,6 +88,7 @@ class State:
         self.tainted.discard(name)
         self.arguments.discard(name)
         self.foreign.discard(name)
+        self.consts.discard(name)
 
 
 class Facts:
@@ -184,7 +188,8 @@ class Facts:
         if type(e) is ast.Call:
             name = self.builtin(e.func)
             if name in ("int", "float", "bool", "round") and e.args:
-                return self.is_array(e.args[0]) and not self.is_static_call(e.args[0])
+                return self.is_array(e.args[0]) and not self.is_static_call(e.args[0]) \
+                    and not self.is_fixed(e.args[0])
             if name == "len" and e.args:
                 return self.is_dds(e.args[0])
             f = e.func
@@ -217,6 +222,40 @@ class Facts:
         operands += [k.value for k in e.keywords]
         return not any(self.is_array(a) or isinstance(a, ast.Name) and a.id in self.state.tainted
                        for a in operands)
+
+    def is_fixed(self, e: ast.expr) -> bool:
+        """A value computed from literals only (``np.ones(3).sum()``): the same on every call.
+
+        Names count only when bound to such a value in this scope (``consts``); a parameter, a
+        global or anything unknown does not.
+        """
+        t = type(e)
+        if t is ast.Constant:
+            return True
+        if t is ast.Name:
+            return e.id in self.state.consts
+        if t in (ast.Tuple, ast.List):
+            return all(self.is_fixed(v) for v in e.elts)
+        if t is ast.UnaryOp:
+            return self.is_fixed(e.operand)
+        if t is ast.BinOp:
+            return self.is_fixed(e.left) and self.is_fixed(e.right)
+        if t is ast.Attribute:  # np.float32, a dtype: a constant name
+            return e.attr not in ARRAY_ATTRIBUTES and self.scope.qualname(e) is not None \
+                and self.scope.qualname(e).startswith("numpy.") or (
+                    e.attr in ARRAY_ATTRIBUTES and self.is_fixed(e.value))
+        if t is ast.Subscript:
+            return self.is_fixed(e.value) and self.is_fixed(e.slice)
+        if t is not ast.Call or any(isinstance(a, ast.Starred) for a in e.args):
+            return False
+        operands = [*e.args, *(k.value for k in e.keywords)]
+        if not all(self.is_fixed(a) for a in operands):
+            return False
+        q = self.call_name(e)
+        if q is not None:
+            return q.startswith("numpy.") and not q.startswith("numpy.random.") and returns_array(q)
+        f = e.func
+        return isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.is_fixed(f.value)
 
     def is_foreign(self, e: ast.expr) -> bool:
         """A value other code (a helper, another library) computed from array data."""
@@ -266,7 +305,10 @@ class Facts:
             facts = (value is not None and self.is_array(value), value is not None and self.is_mask(value),
                      value is not None and self.is_dds(value), value is not None and self.is_tainted(value),
                      value is not None and self.is_foreign(value))
+            fixed = value is not None and self.is_fixed(value)
             st.kill(name)
+            if fixed:
+                st.consts.add(name)
             for flag, names in zip(facts, (st.arrays, st.masks, st.dds, st.tainted, st.foreign), strict=True):
                 if flag:
                     names.add(name)

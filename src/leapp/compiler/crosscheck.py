@@ -61,9 +61,9 @@ class CrossCheck:
 
     @property
     def missed(self) -> list[str]:
-        """Real problems in the user's code the static pass did not flag (lint misses)."""
-        return [f"{self.path}:{r.line}{'' if r.col is None else f':{r.col}'}: {r.missed}"
-                for r in self.rows if r.missed]
+        """Real problems in the user's code the static pass did not flag (lint misses), once per site."""
+        return list(dict.fromkeys(f"{self.path}:{r.line}{'' if r.col is None else f':{r.col}'}: {r.missed}"
+                                  for r in self.rows if r.missed))
 
     @property
     def ok(self) -> bool:
@@ -152,6 +152,12 @@ def check(*, path, first_line, last_line, sites, diagnostics, nodes, problems, r
                 found = [n for n in found if n.op in names]
             own = [p for p in problems if _own(p, names) and _at(p.loc, path, s.line, s.col)]
             row = _routed_row(s, found, own, (runs or {}).get(key))
+            if row.disagreement == SUPPORTED_BUT_NO_NODE:
+                # the value left the graph at the site (``NAMES[i]`` on a Python list): the
+                # user's problem, raised as the escape it is, not a contradiction of leapp's
+                escaped = [p for p in problems if p.kind == "escape" and _at(p.loc, path, s.line, s.col)]
+                if escaped:
+                    row.runtime, row.disagreement = f"escape: {escaped[0].call}", None
         else:
             found = [n for n in nodes if n.loc[1] == s.line and n.op in names and id(n) not in claimed]
             own = [p for p in problems if _own(p, names) and _in_range(p.loc, path, s.line, s.line)]

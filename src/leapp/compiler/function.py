@@ -423,7 +423,7 @@ class CompiledFunction:
             loc = p.loc
             if loc is None or isinstance(loc, str) or (loc[0], loc[1]) not in covered:
                 out.append(str(p))
-        return out
+        return list(dict.fromkeys(out))  # a site in a loop is listed once, not once per iteration
 
     def _warn(self, problems):
         """Non-strict: one warning per runtime problem, then the static findings it did not repeat."""

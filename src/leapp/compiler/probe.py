@@ -10,7 +10,7 @@ dispatcher, which puts the site's column on every node the call records.
 from __future__ import annotations
 
 from .. import dispatch
-from ..runtime import record
+from ..runtime import constness, record, state
 
 
 class SiteRun:
@@ -18,7 +18,7 @@ class SiteRun:
 
     def __init__(self):
         self.calls = 0  # times the call ran while tracing
-        self.traced = False  # some operand (or the receiver) was a traced value
+        self.traced = False  # some operand (or the receiver) was a traced value computed from the inputs
         self.passthrough = False  # it returned a traced operand itself (np.asarray(x))
 
 
@@ -34,8 +34,14 @@ class Probe:
         if run is None:
             run = self.runs[site] = SiteRun()
         run.calls += 1
+        if run.traced:
+            return run
         if record._contains_traced(operands) or (kwargs and record._contains_traced(list(kwargs.values()))):
-            run.traced = True
+            # A traced constant (np.ones(4) made while tracing) is not traced *data*: a call on
+            # constants only folds them, whatever it records (constness.py)
+            trace = state.current()
+            run.traced = constness.any_data(trace, operands) or bool(
+                kwargs and constness.any_data(trace, kwargs.values()))
         return run
 
     def call(self, site, fn, /, *args, **kwargs):

@@ -22,6 +22,8 @@ def signature(value):
         if type(value) is not np.ndarray:  # np.matrix, masked arrays: refused, never a plain graph
             check_array_type(value, f"an argument ({_shape_and_dtype(value)})")
         return ("ndarray", value.shape, value.dtype.str)
+    if isinstance(value, np.inexact):  # a graph input, as tracing.is_scalar_input says: keyed by dtype
+        return ("scalar", value.dtype.str)
     if isinstance(value, torch.Tensor):
         return ("tensor", tuple(value.shape), str(value.dtype), str(value.device))
     if isinstance(value, (list, tuple)):

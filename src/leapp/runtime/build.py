@@ -25,6 +25,7 @@ from torch.fx.node import map_arg as _map_arg
 from torch.fx.proxy import GraphAppendingTracer
 
 from ..errors import InternalError, LeappInternalWarning, UnsupportedArgumentError
+from . import stale
 from .adapters import ADAPTERS, generic_ufunc
 from .dtypes import tensor_from_numpy, to_torch
 from .ir import Node, format_loc
@@ -271,6 +272,7 @@ class Builder:
 
 def lower(trace, outputs, *, input_names=None):
     """Build the GraphModule computing ``outputs`` (name -> Node or constant) from the trace inputs."""
+    stale.check(trace, outputs)  # a value from another trace: refused, not lowered by its index
     b = Builder()
     env = {}
     roots = [v for v in outputs.values() if isinstance(v, Node)]

@@ -82,6 +82,8 @@ class Trace:
         # weak references to every TracedNpArray made while this trace is open, when watched
         # (runtime/escapes.py: what is still alive after the call escaped)
         self.made: list | None = None
+        self.depends: dict[int, bool] = {}  # node index -> computed from an input (constness.py)
+        self.math_results: dict[int, str] = {}  # node index -> "math.cos at ..." (math_calls.py)
 
     def add(self, op, args, kwargs, dtype, shape, loc, value=None):
         # The per-op fast paths in traced.py do this inline: keep it a plain append.

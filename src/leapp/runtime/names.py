@@ -7,6 +7,8 @@ never guessed from ``__module__`` for a function the table lists.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .. import table
@@ -40,6 +42,9 @@ def function_name(func) -> str:
     hit = _by_object.get(id(func))
     if hit is not None and hit[0] is func:
         return hit[1]
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc):  # np.add.reduce: a bound method of the ufunc, made per access
+        return ufunc_name(owner, func.__name__)
     module = getattr(func, "__module__", None) or "numpy"
     if not module.startswith("numpy"):
         module = "numpy"
@@ -48,9 +53,33 @@ def function_name(func) -> str:
     return table.canonical(f"{module}.{getattr(func, '__name__', repr(func))}")
 
 
+_ufunc_names: dict = {}  # (id(ufunc), method) -> (ufunc, name)
+
+
 def ufunc_name(ufunc, method: str) -> str:
-    base = table.canonical("numpy." + ufunc.__name__)
-    return base if method == "__call__" else f"{base}.{method}"
+    hit = _ufunc_names.get((id(ufunc), method))
+    if hit is not None and hit[0] is ufunc:
+        return hit[1]
+    if getattr(np, ufunc.__name__, None) is ufunc:
+        base = table.canonical("numpy." + ufunc.__name__)
+    else:  # scipy.special.erf is a ufunc too: named where it lives, not "numpy.erf"
+        base = _foreign_ufunc_name(ufunc)
+    name = base if method == "__call__" else f"{base}.{method}"
+    if len(_ufunc_names) < 4096:
+        _ufunc_names[(id(ufunc), method)] = (ufunc, name)
+    return name
+
+
+def _foreign_ufunc_name(ufunc) -> str:
+    """The public module path of a ufunc that is not NumPy's (the shortest loaded module holding it)."""
+    attr = ufunc.__name__
+    found = [name for name, module in list(sys.modules.items())
+             if module is not None and not name.startswith("numpy")
+             and not any(part.startswith("_") for part in name.split("."))
+             and getattr(module, attr, None) is ufunc]
+    if not found:
+        return table.canonical("numpy." + attr)
+    return min(found, key=lambda n: (n.count("."), len(n))) + "." + attr
 
 
 # Built at import, never during a session: resolving names imports NumPy's lazy

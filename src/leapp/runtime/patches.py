@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import math
 import sys
 import threading
 import types
@@ -30,7 +31,8 @@ import torch
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
-from . import record, state
+from ..table.math_module import MATH_FUNCTIONS
+from . import concatenators, constness, math_calls, record, state
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -200,6 +202,20 @@ def _targets():
     yield "numpy.array", np, "array"
 
 
+def _math_wrapper(name, original):
+    """``math.sin`` for library code: recorded on traced values, the original on anything else."""
+    def wrapper(*args, **kwargs):
+        if _current_trace() is None or not any(isinstance(a, TracedNpArray) for a in args):
+            return original(*args, **kwargs)
+        return math_calls.call(name, original, args, kwargs)
+
+    wrapper.__name__ = original.__name__
+    wrapper.__doc__ = original.__doc__
+    wrapper.__wrapped__ = original
+    wrapper._leapp_math = name
+    return wrapper
+
+
 def install():
     """Take one hold on the wrappers (installing them on the first); undone by one ``uninstall``."""
     global _holders
@@ -213,6 +229,15 @@ def install():
                 continue
             _saved.append((module, attr, original))
             setattr(module, attr, _wrapper(name, original))
+        for attr, traced_obj in (("r_", concatenators.TRACED_R), ("c_", concatenators.TRACED_C)):
+            _saved.append((np, attr, getattr(np, attr)))
+            setattr(np, attr, traced_obj)
+        for name in MATH_FUNCTIONS:
+            attr = name.split(".", 1)[1]
+            original = getattr(math, attr, None)
+            if original is not None and not getattr(original, "_leapp_math", None):
+                _saved.append((math, attr, original))
+                setattr(math, attr, _math_wrapper(name, original))
         dispatch.set_handler(_dispatch_handler)
 
 
@@ -268,7 +293,8 @@ def _dispatch_handler(fn, args, kwargs):
         if isinstance(entry, table.Entry) and entry.kind == "scalar_type" and _traced_in(args, kwargs):
             # np.float32(x) converts in C without a hook; routed here, it is recorded as the cast
             return record.record_call(name, original, args, kwargs, _loc())
-        if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc") and _nested_traced(args):
+        if isinstance(entry, table.Entry) and entry.kind in ("function", "ufunc", "ufunc_method") \
+                and _nested_traced(args):
             return _with_sequences_converted(name, fn, args, kwargs)
         if isinstance(entry, table.Entry) and entry.kind == "function" and not (kwargs and "out" in kwargs) \
                 and _traced_in(args, kwargs) and not isinstance(args[0] if args else None, TracedNpArray):
@@ -306,6 +332,9 @@ def _foreign(fn, *args, **kwargs):
     graph they would be a constant. Reported at the call, and the result marked
     so that its uses name this call.
     """
+    math_name = math_calls.name_of(fn)
+    if math_name is not None:  # math.sin(x[0]): recorded as np.sin on float64
+        return math_calls.call(math_name, fn, args, kwargs)
     trace = state.current()
     result = _run_helper(trace, fn, args, kwargs) if trace is not None else fn(*args, **kwargs)
     if trace is None or not _plain_arrays_in(result):
@@ -374,10 +403,27 @@ def _getitem(value, index):
     plain (frozen) result; the table becomes a traced constant instead, so the
     lookup is recorded as indexing of a constant by the traced index.
     """
+    if value is concatenators._ORIGINAL_R or value is concatenators._ORIGINAL_C:  # from numpy import r_
+        return concatenators.index(value, index)
     trace = state.current()
     if trace is not None and type(value) is np.ndarray and _has_traced_index(index):
         value = record.wrap(value, trace.const(value, _loc()))
+    elif trace is not None and isinstance(value, (list, tuple)) and _has_traced_index(index) \
+            and constness.any_data(trace, index if isinstance(index, tuple) else (index,)):
+        _sequence_lookup(trace, value)
+        return value[record.plain(index)]  # reported once, here, not again by __index__
     return value[index]
+
+
+def _sequence_lookup(trace, value):
+    """``NAMES[i]`` with a traced ``i``: Python picks the item, so the choice is fixed into the graph."""
+    loc = _loc()
+    kind = type(value).__name__
+    message = (f"a Python {kind} indexed by a traced value at {record.format_loc(loc)}: Python picks "
+               f"the item at trace time, so the graph holds that one item whatever the data; keep the "
+               f"lookup in NumPy (np.asarray(table)[idx], for a {kind} of numbers) or pick outside "
+               f"the traced code")
+    record.report(trace, "escape", f"{kind}[traced index]", loc, message, EscapeError, EscapeWarning)
 
 
 def _has_traced_index(index):
@@ -412,3 +458,8 @@ def _with_sequences_converted(name, fn, args, kwargs):
 
 
 _ORIGINAL_ASARRAY = np.asarray  # bound at import, before any session patches it
+
+
+def traced_asarray(value):
+    """``np.asarray(value)`` traced as if written in user code (a list holding traced values)."""
+    return bypass_call("numpy.asarray", _ORIGINAL_ASARRAY, (value,), {}, from_user=False)

@@ -20,7 +20,7 @@ from ..errors import (
     UntracedCallError,
     UntracedCallWarning,
 )
-from . import argcheck, state
+from . import argcheck, state, where
 from .ir import Problem, _unchanged, format_loc
 
 _plain_view = np.ndarray.view
@@ -155,8 +155,14 @@ def constant_output_message(key, loc) -> str:
     )
 
 
-def report(trace, kind, call, loc, message, error_cls, warning_cls, origin=None):
-    """Record a problem; raise in strict mode, warn (at the user's line) otherwise."""
+def report(trace, kind, call, loc, message, error_cls, warning_cls, origin=None, chain=True):
+    """Record a problem; raise in strict mode, warn (at the user's line) otherwise.
+
+    With ``chain`` (while the code that met the problem is still running), a problem inside
+    library code called from the user's line names both: ``user.py:12:8 -> lib.py:40 in fn()``.
+    """
+    if chain:
+        message = where.chained_message(message, loc, where.library_line(loc, 2))
     trace.problems.append(Problem(kind, call, loc, message, origin))
     if trace.strict:
         raise error_cls(message)
@@ -284,10 +290,12 @@ def untraced(trace, name, loc, result, entry=None):
         detail = f" ({name}: {entry.reason}; {entry.instead}.)"
     else:
         detail = f" ({name})"
-    where = format_loc(loc)
+    library = where.library_line(loc, 2)
+    if library is not None:
+        detail += f" (at {where.chain(loc, library)})"
     trace.problems.append(Problem("untraced", name, loc, f"{message}{detail}"))
     if trace.strict:
-        raise UntracedCallError(f"{where}: {message}{detail}")
+        raise UntracedCallError(f"{where.chain(loc, library)}: {message}{detail}")
     if not trace.quiet:
         warn_at(message, UntracedCallWarning, loc)
     return mark_escaped(trace, name, loc, result)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning, UnsupportedArgumentError
-from . import argcheck, record, state
+from . import argcheck, constness, record, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
 from .names import function_name, resolve, ufunc_name
@@ -768,8 +768,9 @@ def _size_read(arr, how):
 
 def _escape(arr, construct, advice):
     trace = state.current()
-    if trace is None or arr._lp_parent is None and (arr._lp_node is None or arr._lp_node.op == "const"):
-        return  # untraced, or a constant made while tracing: its value is the same on every call
+    if trace is None or arr._lp_parent is None and arr._lp_node is None \
+            or not constness.value_depends_on_inputs(trace, arr):
+        return  # untraced, or computed from constants only: its value is the same on every call
     loc = _loc()
     where = record.format_loc(loc)
     message = f"{construct} at {where}: the value leaves the graph; {advice}."

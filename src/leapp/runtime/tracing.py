@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EscapeError, EscapeWarning
-from . import escapes, patches, record, state
+from . import conventions, escapes, math_calls, patches, record, state
 from .ir import Problem, Trace, _copy_array
 from .session_graph import CompiledNode
 from .traced import TracedNpArray
@@ -33,7 +33,15 @@ class Traced:
 
 
 def _is_array(x):
-    return isinstance(x, np.ndarray) or _is_tensor(x)
+    return isinstance(x, np.ndarray) or _is_tensor(x) or is_scalar_input(x)
+
+
+def is_scalar_input(x) -> bool:
+    """A NumPy float or complex scalar argument (``t: np.float64``): a 0-d graph input, one graph per
+    dtype. NumPy ints and bools and Python numbers stay constants of their graph (one graph per
+    value): they set sizes, indices and branches, and a Python float is weakly typed in NumPy
+    (``x32 * 0.5`` stays float32), which a float64 input would not be."""
+    return isinstance(x, np.inexact)
 
 
 def _is_tensor(x):
@@ -197,6 +205,8 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
                     if not _is_tensor(value) else value.detach().cpu().numpy().copy()
             for path, key in input_paths:
                 _check_unwritten(trace, key, mapping[path])
+            math_calls.check_weak_uses(trace)
+            conventions.check(trace)
     except BaseException:
         # a refused or failed call leaves no traced array on the user's objects either
         del t_args, t_kwargs, mapping

@@ -127,8 +127,9 @@ EXTENDED = [
        "signs, other backends may flip them (Q @ R is the same)." + _LA32),
     _f("linalg.eigh", "torch.linalg.eigh", LA,
        "Eigenvalues (ascending) are unique and match NumPy. Eigenvectors are unique only up to sign "
-       "(and to rotation within repeated eigenvalues); leapp does not renormalise them, so compare "
-       "V @ diag(w) @ V.T or |V| rather than V." + _LA32),
+       "(and to rotation within repeated eigenvalues), and their signs are the LAPACK build's: torch's "
+       "differ from NumPy's on most inputs, so a use of the eigenvectors is refused at the eigh call "
+       "(strict; a warning otherwise); use the eigenvalues, or eigvalsh." + _LA32),
     _f("linalg.eigvalsh", "torch.linalg.eigvalsh", LA, "Ascending, as NumPy." + _LA32),
     _f("linalg.svd", "torch.linalg.svd", LA,
        "Singular values are unique and match NumPy; U and Vh are unique only up to paired signs of "

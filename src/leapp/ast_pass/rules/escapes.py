@@ -57,6 +57,14 @@ class ScalarConversion(Rule):
             """)),
         Valid(src("""
             import numpy as np
+            # leapp: trace
+            def f(x):
+                k = np.ones(3).astype(np.float32)
+                n = int(k.sum())  # built from literals only: the same number on every call
+                return x[:n] * float(np.arange(4).max())
+            """)),
+        Valid(src("""
+            import numpy as np
 
             def untraced(x):
                 return float(np.max(x))
@@ -101,7 +109,8 @@ class ScalarConversion(Rule):
         kind = _CONVERSIONS.get(ctx.builtin(node.func))
         if kind and len(node.args) == 1 and not node.keywords and not ctx.is_claimed(node) \
                 and ctx.is_array(node.args[0]) \
-                and not ctx.is_static_call(node.args[0]):  # int(np.prod(x.shape)) is fixed
+                and not ctx.is_static_call(node.args[0]) \
+                and not ctx.is_fixed(node.args[0]):  # int(np.prod(x.shape)), int(np.ones(3).sum())
             ctx.report(self.CODE, node, self.MESSAGE.format(text=ctx.text(node), kind=kind))
 
 

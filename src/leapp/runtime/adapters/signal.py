@@ -29,6 +29,8 @@ def interp(m, x, xp, fp, left=None, right=None, period=None):
         alt = slope * (flat - x1) + y1
         res = torch.where(torch.isnan(res), alt, res)
         res = torch.where(torch.isnan(res) & (y0 == y1), y0, res)
+        # on a knot NumPy returns the knot's value without interpolating (fp[j+1] may be NaN)
+        res = torch.where(flat == x0, y0, res)
         res = torch.where(flat == xpt[-1], fpt[-1], res)
     lo = fpt[0] if left is None else m.tensor(left, f64)
     hi = fpt[-1] if right is None else m.tensor(right, f64)

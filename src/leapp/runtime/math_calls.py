@@ -1,0 +1,117 @@
+"""``math.sin(x[0])`` and friends on traced 0-d values, recorded as NumPy's float64 ufunc.
+
+``math`` converts its argument with ``float()``, which would take the value out
+of the graph. The functions the table lists (``table/math_module.py``)
+compute what a NumPy ufunc computes on float64, so a call on a traced value
+is traced as ``np.<ufunc>(np.float64(x))``: the result is a traced 0-d float64
+value and stays in the graph. The call reaches here from rewritten user code
+(``leapp.dispatch.foreign``) and, while a trace is open, from library code
+through wrappers on ``math``'s attributes (installed with the other patches,
+called by no thread that is not tracing).
+
+Two things differ from ``math`` and are handled:
+
+- errors: ``math.sqrt(-1.0)`` raises ``ValueError``; the original runs first on
+  the traced values, so the trace raises the same error (a graph given other
+  inputs computes NaN, as NumPy does);
+- typing: ``math`` returns a Python float, which NumPy treats as *weak*
+  (``x32 * math.cos(a)`` stays float32); the traced value is a float64 0-d
+  array, which is strong. ``check_weak_uses`` finds every recorded op where
+  that changes the result's dtype and refuses it at its line.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import EscapeError, EscapeWarning
+from ..table.math_module import MATH_FUNCTIONS
+from . import constness, record, state, where
+from .traced import _loc
+
+_BY_OBJECT = {id(getattr(math, n.split(".", 1)[1])): (getattr(math, n.split(".", 1)[1]), n)
+              for n in MATH_FUNCTIONS if hasattr(math, n.split(".", 1)[1])}
+_NARROW = frozenset({np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.complex64)})
+
+
+def name_of(fn) -> str | None:
+    """The table name (``"math.sin"``) of one of ``math``'s listed functions, or None."""
+    marked = getattr(fn, "_leapp_math", None)  # the wrapper installed while tracing
+    if marked:
+        return marked
+    hit = _BY_OBJECT.get(id(fn))
+    return hit[1] if hit is not None and hit[0] is fn else None
+
+
+def traced_args(trace, args) -> bool:
+    """Some argument is a traced value computed from the inputs (constants fold as in math)."""
+    return any(isinstance(a, record._TracedNpArray) for a in args) and constness.any_data(trace, args)
+
+
+def call(name, original, args, kwargs):
+    """``original(*args)`` (a listed ``math`` function) with traced ``args``: recorded."""
+    trace = state.current()
+    if trace is None or kwargs or not traced_args(trace, args):
+        return original(*args, **kwargs)
+    for a in args:
+        if isinstance(a, record._TracedNpArray) and a.ndim != 0 and a.size != 1:
+            return original(*args)  # TypeError, as math gives for arrays of more than one element
+    original(*[float(record.plain(a)) if isinstance(a, record._TracedNpArray) else a for a in args])
+    ufunc = getattr(np, MATH_FUNCTIONS[name].split(".", 1)[1])
+    operands = [_as_float64(a) for a in args]
+    if name == "math.log" and len(operands) == 2:
+        result = np.log(operands[0]) / np.log(operands[1])
+    elif name == "math.hypot" and len(operands) != 2:
+        result = np.float64(0.0) if not operands else np.abs(operands[0])
+        for v in operands[1:]:
+            result = np.hypot(result, v)
+    else:
+        result = ufunc(*operands)
+    if isinstance(result, record._TracedNpArray):
+        if result.ndim:
+            result = result.reshape(())
+        loc = _loc()
+        trace.math_results[record.node_of(result).index] = f"{name} at {where.chain(loc, where.library_line(loc))}"
+    return result
+
+
+def _as_float64(a):
+    if isinstance(a, record._TracedNpArray):
+        v = a.reshape(()) if a.ndim else a
+        return v if v.dtype == np.float64 else v.astype(np.float64)
+    return np.float64(a)  # a Python or NumPy number: math converts it the same way
+
+
+def check_weak_uses(trace) -> None:
+    """Refuse each op where a math result (a Python float in NumPy) met float32/float16 data."""
+    if not trace.math_results:
+        return
+    weak = dict(trace.math_results)  # node index -> where the Python float was made
+    seen = set()
+    for node in trace.nodes:
+        operands = constness._operand_nodes(node)
+        if not operands or not any(n.index in weak for n in operands):
+            continue
+        if node.op in _WEAK_ARITHMETIC and node.shape == () and all(n.index in weak for n in operands):
+            # c * 2.0 - s: Python float arithmetic, still a Python float
+            weak[node.index] = next(weak[n.index] for n in operands)
+            continue
+        narrow = next((n.dtype for n in operands if n.dtype in _NARROW), None)
+        if narrow is None or node.loc in seen:
+            continue
+        seen.add(node.loc)
+        source = next(weak[n.index] for n in operands if n.index in weak)
+        message = (f"the result of {source} meets {narrow} data in {node.op} at {record.format_loc(node.loc)}: "
+                   f"math returns a Python float, which NumPy converts to {narrow} here, while the traced "
+                   f"value is float64 and would compute this in float64; use the NumPy function "
+                   f"(np.sin, np.sqrt, ...) on the {narrow} value, or cast the result "
+                   f"(np.{narrow}(math.sin(a)))")
+        record.report(trace, "escape", "math.* result (a weak Python float)", node.loc, message,
+                      EscapeError, EscapeWarning, chain=False)
+
+
+_WEAK_ARITHMETIC = frozenset({"numpy.add", "numpy.subtract", "numpy.multiply", "numpy.divide",
+                              "numpy.negative", "numpy.positive", "numpy.power", "numpy.absolute",
+                              "numpy.floor_divide", "numpy.remainder"})

@@ -1,0 +1,68 @@
+"""Exactness at the edges (issue 17): np.interp on a knot whose right neighbour is NaN returns the knot's
+value as NumPy does; np.linalg.eigh's eigenvectors (signs set by the LAPACK build: torch's differ from
+NumPy's on most inputs) are refused where used, never returned silently different; eigenvalues trace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import leapp
+from leapp.errors import ProblemsError, UntracedCallError
+from leapp.runtime.tracing import trace_function
+
+XP = np.array([0.0, 1.0, 2.0, 3.0])
+FP = np.array([0.0, 5.0, np.nan, 7.0])
+
+
+@leapp.compile
+def lookup(x):
+    return np.interp(x, XP, FP)
+
+
+@leapp.compile
+def eigen_values(a):
+    return np.linalg.eigh(a)[0] * 2.0, np.linalg.eigvalsh(a)
+
+
+@leapp.compile
+def eigen_vectors(a):
+    w, v = np.linalg.eigh(a)
+    return v[:, -1] * w[-1]
+
+
+def _sym(seed):
+    a = np.random.default_rng(seed).standard_normal((4, 4))
+    return a + a.T
+
+
+def test_interp_on_a_knot_next_to_nan_returns_the_knot_value(tmp_path):
+    x = np.array([1.0, 0.5, 3.0, 2.0, 2.5, 1.0 - 1e-12])
+    got, want = lookup(x), np.interp(x, XP, FP)
+    assert want[0] == 5.0
+    np.testing.assert_array_equal(got, want)
+    x2 = np.array([3.0, 1.0, 0.0, 1.5, 0.25, 1.0])
+    np.testing.assert_array_equal(lookup(x2), np.interp(x2, XP, FP))
+    import onnxruntime as ort
+
+    lookup.export(tmp_path / "interp.onnx")
+    session = ort.InferenceSession(str(tmp_path / "interp.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(session.run(None, {session.get_inputs()[0].name: x2})[0], np.interp(x2, XP, FP))
+
+
+def test_eigenvalues_trace_and_match_numpy_on_random_symmetric_inputs():
+    for seed in range(5):
+        a = _sym(seed)
+        got, want = eigen_values(a), (np.linalg.eigh(a)[0] * 2.0, np.linalg.eigvalsh(a))
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_eigenvectors_are_refused_where_used_naming_the_call():
+    with pytest.raises(ProblemsError) as info:
+        eigen_vectors(_sym(0))
+    text = str(info.value)
+    line = eigen_vectors.fn.__code__.co_firstlineno + 2
+    assert f"test_edges_exact.py:{line}" in text and "eigenvectors of numpy.linalg.eigh" in text
+    with pytest.raises(UntracedCallError, match="eigenvectors of numpy.linalg.eigh"):
+        trace_function(lambda a: np.linalg.eigh(a), (_sym(1),), {}, names=["a"], strict=True)

@@ -1,0 +1,138 @@
+"""No refusal where a graph exists (issue 17): ``math.*`` on traced 0-d values and ``np.r_``/``np.c_``
+with traced items are recorded (user code and library code), while ``float()`` of a traced value stays
+an escape, and a math result meeting float32 data (where NumPy's weak Python float keeps float32) is
+refused at its line rather than computed in float64."""
+
+from __future__ import annotations
+
+import math
+from math import atan2  # bound at import, before any trace wraps math's attributes
+
+import numpy as np
+import pytest
+from numpy import c_  # bound at import: the original object, not the one installed while tracing
+
+import leapp
+from leapp.errors import ProblemsError
+
+from . import rotations_lib as lib
+
+RNG = np.random.default_rng(1717)
+
+
+@leapp.compile
+def euler_user(rpy):
+    cr, sr = math.cos(rpy[0]), math.sin(rpy[0])
+    n = math.sqrt(rpy[1] ** 2 + math.exp(rpy[2]))
+    return np.array([cr * n, sr, atan2(rpy[1], rpy[2]), math.hypot(rpy[0], rpy[1]), math.fabs(rpy[2])])
+
+
+@leapp.compile
+def euler_library(rpy):
+    return lib.euler_to_matrix(rpy[0], rpy[1], rpy[2])
+
+
+@leapp.compile
+def axis_angle(axis, angle):
+    return lib.axis_angle_to_quaternion(axis, angle.sum())
+
+
+@leapp.compile
+def round_trip(rpy):
+    return lib.matrix_to_euler(lib.euler_to_matrix(rpy[0], rpy[1], rpy[2]))
+
+
+@leapp.compile
+def twist(w, v):
+    return lib.twist_matrix(w, v)
+
+
+@leapp.compile
+def concat_user(a, b):
+    return np.r_[a, b.sum(), 1.0, 0:2], c_[a, b * 2], np.r_["0,2", a, b]
+
+
+@leapp.compile
+def white_noise(dt):
+    return lib.white_noise_2(dt[0], 0.1)
+
+
+@leapp.compile
+def frozen_float(x):
+    return x * float(x[0])
+
+
+@leapp.compile
+def weak_float32(x32, a):
+    return lib.scaled(x32, a[0])
+
+
+def _check(cf, fn, make, tries=3, rtol=1e-12):
+    for k in range(tries):
+        args = make(k)
+        got, want = cf(*args), fn(*args)
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-15)
+    assert len(cf.graphs) == 1  # one graph followed every input: nothing was frozen
+
+
+def _rpy(k):
+    return (RNG.uniform(-1, 1, 3),)
+
+
+def test_math_functions_in_user_code_are_recorded():
+    _check(euler_user, euler_user.fn, _rpy)
+
+
+def test_math_functions_in_library_code_are_recorded():
+    _check(euler_library, lambda r: lib.euler_to_matrix(r[0], r[1], r[2]), _rpy)
+    _check(round_trip, lambda r: lib.matrix_to_euler(lib.euler_to_matrix(r[0], r[1], r[2])), _rpy)
+    _check(axis_angle, lambda ax, an: lib.axis_angle_to_quaternion(ax, an.sum()),
+           lambda k: (RNG.standard_normal(3), RNG.uniform(0, 3, 1)))
+    _check(white_noise, lambda dt: lib.white_noise_2(dt[0], 0.1), lambda k: (RNG.uniform(0.01, 1, 1),))
+
+
+def test_r_and_c_with_traced_items_are_recorded():
+    _check(twist, lib.twist_matrix, lambda k: (RNG.standard_normal(3), RNG.standard_normal(3)))
+    _check(concat_user, concat_user.fn, lambda k: (RNG.standard_normal(2), RNG.standard_normal(2)))
+
+
+def test_traced_math_and_concatenators_export_to_onnx(tmp_path):
+    import onnxruntime as ort
+
+    def pose(rpy, v):
+        return lib.twist_matrix(lib.euler_to_matrix(rpy[0], rpy[1], rpy[2])[0], v)
+
+    compiled = leapp.compile(pose)
+    compiled(RNG.uniform(-1, 1, 3), RNG.standard_normal(3))
+    compiled.export(tmp_path / "pose.onnx")
+    session = ort.InferenceSession(str(tmp_path / "pose.onnx"), providers=["CPUExecutionProvider"])
+    for _ in range(2):
+        args = (RNG.uniform(-1, 1, 3), RNG.standard_normal(3))
+        feed = dict(zip((i.name for i in session.get_inputs()), args, strict=True))
+        np.testing.assert_allclose(session.run(None, feed)[0], pose(*args), rtol=1e-6, atol=1e-12)
+
+
+def test_float_of_a_traced_value_stays_an_escape():
+    with pytest.raises(ProblemsError, match="float"):
+        frozen_float(np.arange(3.0))
+
+
+def test_a_math_result_meeting_float32_data_is_refused_at_the_library_line():
+    with pytest.raises(ProblemsError) as info:
+        weak_float32(np.ones(3, np.float32), np.array([0.5]))
+    text = str(info.value)
+    line = lib.scaled.__code__.co_firstlineno + 1
+    assert f"rotations_lib.py:{line}" in text and "float32" in text and "math" in text
+
+
+@leapp.compile
+def as_matrix(a, b):
+    return np.asarray(np.r_["r", a, b])
+
+
+def test_a_matrix_directive_is_refused_naming_np_r():
+    with pytest.raises(ProblemsError, match=r"np\.r_\['r', \.\.\.\]"):
+        as_matrix(np.ones(2), np.zeros(2))
