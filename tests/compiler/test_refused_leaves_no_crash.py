@@ -15,17 +15,19 @@ from leapp.errors import EscapeError, ProblemsError
 
 class Filter:
     def __init__(self):
-        self.x = np.zeros(3)
+        self.x = (np.zeros(3),)
 
     @leapp.compile
     def step(self, z):
-        self.x = self.x * 0.5 + z
-        return self.x
+        # held in a tuple: the one holder leapp's escape search can name but not swap back
+        # (a plain attribute gets NumPy's value back: tests/compiler/test_trust.py)
+        self.x = (self.x[0] * 0.5 + z,)
+        return self.x[0]
 
 
 @leapp.compile
 def uses_state(z, f):
-    return z + f.x
+    return z + f.x[0]
 
 
 def _left_over():
@@ -41,7 +43,7 @@ def test_a_value_left_by_a_refused_trace_is_refused_by_name_in_a_later_session()
     try:
         for k in range(2):
             x = annotate.input_tensors("n", {"x": np.full(3, float(k))})
-            annotate.output_tensors("n", {"y": x * 2 + f.x})
+            annotate.output_tensors("n", {"y": x * 2 + f.x[0]})
     finally:
         leapp.stop()
     with pytest.raises(EscapeError, match=r"(?s)numpy.add at .*test_refused_leaves_no_crash.py:\d+ uses a traced "
