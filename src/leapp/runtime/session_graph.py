@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import threading
 import warnings
 
 import numpy as np
@@ -41,6 +42,10 @@ class CompiledNode:
         self.runner = graph_module  # what runs the graph: the GraphModule, or code compiled from it
         self._compiled_for = None  # [(shape, dtype)] of each input, for a compiled runner
         self._plans = {}  # input layout -> CallPlan
+        # Bumped whenever the runner changes (a tier swap from another thread): callers that keep
+        # a plan (compiler.function._FastCall) compare it and fetch a new one.
+        self.generation = 0
+        self._runner_lock = threading.Lock()  # a plan is made and the runner swapped one at a time
         self._aliased = None  # outputs sharing memory with an input or a constant (see CallPlan)
         self._on_device = {}  # torch.device -> (the code it was copied at, the graph on that device)
 
@@ -108,25 +113,35 @@ class CompiledNode:
         arrays = [np.asarray(inputs[n]) for n in self.input_names]
         runner = compile_runner(self.graph_module, [tensor_from_numpy(a) for a in arrays], backend)
         before = (self.backend, self.runner, self._compiled_for)
-        self.backend, self.runner = backend, runner
-        self._compiled_for = [(a.shape, a.dtype) for a in arrays]
-        self._plans.clear()
+        self.adopt_runner(backend, runner, [(a.shape, a.dtype) for a in arrays])
         got = self(**inputs)
         bad = [k for k, want in outputs.items() if not _close(got[k], want, 1e-5, 1e-6)]
         if bad:
-            self.backend, self.runner, self._compiled_for = before
-            self._plans.clear()
+            self.adopt_runner(*before)
             warnings.warn(f"node {self.name!r}: the {backend} backend's code does not reproduce NumPy on the "
                           f"traced sample (output {bad[0]!r}, max error {_max_err(got[bad[0]], outputs[bad[0]])}); "
                           f"running the FX graph instead", LeappWarning, stacklevel=2)
         return self.backend
+
+    def adopt_runner(self, backend, runner, compiled_for):
+        """Run NumPy calls of the layouts ``compiled_for`` ([(shape, dtype)] per input) with
+        ``runner`` from now on; safe while other threads call the node (a call under way finishes
+        on the runner it started with)."""
+        with self._runner_lock:
+            self._compiled_for = compiled_for
+            self.backend, self.runner = backend, runner
+            self._plans = {}
+            self.generation += 1
 
     def plan(self, arrays):
         """The ``CallPlan`` for these NumPy input arrays (one per layout, made on first use)."""
         key = tuple((type(a), a.shape, a.strides, a.dtype) for a in arrays)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = CallPlan(self, arrays)
+            with self._runner_lock:  # not half-way through a swap: the plan sees one runner
+                plan = self._plans.get(key)
+                if plan is None:
+                    plan = self._plans[key] = CallPlan(self, arrays)
         return plan
 
     def run_torch(self, *args, **inputs):
