@@ -178,6 +178,7 @@ def test_calls_never_wait_for_the_compile_and_threads_see_one_result(monkeypatch
     for t in threads:
         t.join(60)
     assert not errors and "compiling inductor in the background" in cf.format_report()
+    assert cf.tiers == ["compiling"]
     assert cf.backends == ["fx"] and not compiled_calls  # 160 calls ran while the compile waited
     threads = [threading.Thread(target=caller, args=(200,)) for _ in range(4)]
     for t in threads:
@@ -186,7 +187,7 @@ def test_calls_never_wait_for_the_compile_and_threads_see_one_result(monkeypatch
     assert cf.wait_for_tier(timeout=60)
     for t in threads:
         t.join(60)
-    assert not errors and cf.backends == ["inductor"]
+    assert not errors and cf.backends == ["inductor"] and cf.tiers == ["inductor"]
     n = len(compiled_calls)
     caller(5)
     assert not errors and len(compiled_calls) == n + 5
@@ -200,8 +201,9 @@ def test_only_numpy_calls_count_and_tier_fx_never_compiles(monkeypatch, hot_afte
     for _ in range(10):
         cf(t)  # tensors run the FX graph on their device: they do not make the CPU code hot
     assert cf.wait_for_tier(timeout=5) and not compiled
-    assert "tier: fx (auto; 0 NumPy call(s)" in cf.format_report()  # the traced call itself
+    assert "tier: fx (auto; 0 NumPy call(s)" in cf.format_report() and cf.tiers == ["cold"]
     cf = leapp.compile(relu_scale, tier="fx")
     for _ in range(10):
         cf(X)
     assert cf.wait_for_tier(timeout=5) and not compiled and "tier: fx (no fused backend)" in cf.format_report()
+    assert cf.tiers == [None]

@@ -125,6 +125,12 @@ class CompiledFunction:
         return [g.node.backend for g in self._graphs.values()]
 
     @property
+    def tiers(self) -> list:
+        """Each traced graph's tier, oldest first: ``"cold"`` (counting calls), ``"compiling"``,
+        ``"inductor"`` or ``"fx"`` (decided) with ``tier="auto"``; None with another tier."""
+        return [g.tier.state if g.tier is not None else None for g in self._graphs.values()]
+
+    @property
     def signatures(self) -> list[str]:
         return [samples.describe(g.key) for g in self._graphs.values()]
 
@@ -158,8 +164,9 @@ class CompiledFunction:
         return "\n".join(lines)
 
     def wait_for_tier(self, timeout=None) -> bool:
-        """Wait until every signature's background compile (``tier="auto"``) is decided; whether
-        all were within ``timeout`` seconds. ``cf.backends`` then says what serves each."""
+        """Wait until every background compile that has started (``tier="auto"``) is decided;
+        whether all were within ``timeout`` seconds. A signature still counting its calls has
+        nothing to wait for (``cf.tiers`` says ``"cold"``); ``cf.backends`` says what serves each."""
         deadline = None if timeout is None else time.monotonic() + timeout
         for g in list(self._graphs.values()):
             if g.tier is not None:

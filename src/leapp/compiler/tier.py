@@ -2,8 +2,10 @@
 
 ``tier="auto"`` (the default): every traced signature starts on its FX graph,
 so the first call pays no compile. Once the signature is hot (``HOT_CALLS``
-NumPy calls, or ``HOT_SECONDS`` of time spent in them, whichever comes
-first), one background thread compiles the graph with torch inductor
+NumPy calls, or ``HOT_SECONDS`` of time spent in the calls after the first,
+which makes the GraphModule and the call plan: whichever comes first), one
+background thread, at a lower scheduling priority where the system allows
+(its C compiler inherits it), compiles the graph with torch inductor
 (``runtime.backends``, the ``backend="inductor"`` path), and swaps the
 compiled code in only if
 
@@ -89,7 +91,8 @@ class Tier:
         """One NumPy call of this signature took ``seconds``. Unlocked: two threads may lose a
         count between them, which only moves the compile by a call."""
         self.calls += 1
-        self.seconds += seconds
+        if self.calls > 1:  # the first run makes the GraphModule and the plan: not a measure of hot
+            self.seconds += seconds
         if self.calls >= HOT_CALLS or self.seconds >= HOT_SECONDS:
             self._start()
 
@@ -104,12 +107,13 @@ class Tier:
         thread.start()
 
     def wait(self, timeout=None) -> bool:
-        """Whether the tier is decided (it is, at once, for a signature that never got hot)."""
+        """Whether a started compile is decided within ``timeout`` (True at once while cold)."""
         if self.watching:
             return True
         return self._done.wait(timeout)
 
     def _promote(self):
+        _lower_priority()
         try:
             self._decide()
         except BaseException as exc:  # noqa: BLE001 - nothing may escape into the caller's process
@@ -229,6 +233,15 @@ def measure(fx, fused, tensors, rounds=7, round_s=0.002):
                 run(*tensors)
             best[i] = min(best[i], (time.perf_counter() - t) / n)
     return best[0], best[1]
+
+
+def _lower_priority():
+    """Nice this thread (Linux: a thread's own nice value; the compiler it starts inherits it), so
+    that the compile takes less CPU from the calls; the interpreter lock is still shared."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):  # another system, or not allowed: compile at the same priority
+        pass
 
 
 def _first_line(exc):
