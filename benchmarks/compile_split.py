@@ -152,6 +152,7 @@ def differential(fn, inputs, repeats, samples):
     cf(**inputs)
     p = Phases()
     p.wrap(function.CompiledFunction, "_validate", "validation")
+    p.wrap(build.Lowered, "module", "GraphModule")  # the retraced graph's, made by its first run
     try:
         for _ in range(repeats):
             cf.trace(**inputs, validate=samples)
