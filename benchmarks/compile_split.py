@@ -93,7 +93,7 @@ def check_option():
     """leapp.compile's ``check=`` option as (on, off) keyword dicts, or None where it has none."""
     if "check" not in inspect.signature(leapp.compile).parameters:
         return None
-    return {}, {"check": False}
+    return {}, {"check": 0}
 
 
 def through_compile(fn, inputs, repeats, validate):

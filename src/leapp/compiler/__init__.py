@@ -19,12 +19,14 @@ This is the one layer that imports both ``leapp.ast_pass`` and ``leapp.runtime``
 
 from __future__ import annotations
 
+from .check import DEFAULT_SAMPLES
 from .function import CompiledFunction
 from .stateful import StatefulFunction
 
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
-            state=None, backend: str | None = None, tier: str | None = None):
+            state=None, backend: str | None = None, tier: str | None = None,
+            check: int = DEFAULT_SAMPLES):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -44,13 +46,18 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     ``"inductor"`` compiles at the first call of each signature (a second or
     more). ``backend`` (``"fx"`` or ``"inductor"``) is the older spelling of
     ``tier``. See docs/compile.md.
+    ``check``: after every trace, the graph is compared with the function itself
+    on this many inputs generated from the example (redrawn in its range,
+    negated, zeros); a mismatch refuses the graph naming the first node that
+    departs from NumPy (``0`` turns it off; see docs/compile.md).
     """
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
-                                    crosscheck=crosscheck, name=name, backend=backend, tier=tier)
+                                    crosscheck=crosscheck, name=name, backend=backend, tier=tier,
+                                    check=check)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
-                                backend=backend, tier=tier)
+                                backend=backend, tier=tier, check=check)
 
     return wrap if fn is None else wrap(fn)
 

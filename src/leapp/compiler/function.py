@@ -32,6 +32,7 @@ from ..errors import (
     ProblemsError,
     UntracedCallWarning,
     ValidationError,
+    ValidationWarning,
 )
 from ..runtime import record, state
 from ..runtime.backends import check_backend
@@ -46,6 +47,7 @@ from ..runtime.tracing import (
     replace_leaves,
     trace_function,
 )
+from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import samples
 from . import source as src_mod
@@ -62,6 +64,7 @@ class Graph:
     crosscheck: object = None
     validation: object = None
     call: tuple = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
+    checked: int = 0  # generated inputs the default differential check compared it with NumPy on
     tier: object = None  # compiler.tier.Tier with tier="auto"
     samples: list = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
 
@@ -78,9 +81,14 @@ class Graph:
 
 
 class CompiledFunction:
-    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend=None, tier=None):
+    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend=None, tier=None,
+                 check=check_mod.DEFAULT_SAMPLES):
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
+        if isinstance(check, bool) or not isinstance(check, int) or check < 0:
+            raise ValueError("check is the number of generated inputs the graph is compared with NumPy "
+                             "on after each trace (0: off)")
+        self.check_n = check
         self.tier, backend = tier_mod.resolve(tier, backend, getattr(fn, "__qualname__", repr(fn)))
         self.backend = check_backend(backend)
         self.fn = fn
@@ -314,6 +322,7 @@ class CompiledFunction:
         if graph is not None:
             return graph
         graph = self._trace(key, args, kwargs)
+        self._differential_check(graph, args, kwargs)
         self._graphs[key] = graph
         if validate:
             rng = np.random.default_rng(len(self._graphs))
@@ -333,6 +342,8 @@ class CompiledFunction:
             # Collected and then raised together (strict) or warned once each, below.
             warnings.simplefilter("ignore", UntracedCallWarning)
             warnings.simplefilter("ignore", EscapeWarning)
+            if self.strict:  # the self-check's unexplained failures are refused below, not warned
+                warnings.simplefilter("ignore", LeappInternalWarning)
             try:
                 traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
                                         strict=False, name=self.name)
@@ -349,6 +360,10 @@ class CompiledFunction:
         traced.node.crosscheck = graph.crosscheck
         self._report_disagreements(graph.crosscheck)
         runtime = self._uncovered(traced.problems)
+        if self.strict:
+            # a graph that does not reproduce even the traced sample is never handed out in strict
+            # mode (strict=False returns it with the warning)
+            runtime += [f"the graph's self-check failed: {m}" for m in getattr(traced.node, "self_check", ())]
         missed = graph.crosscheck.missed if graph.crosscheck is not None else []
         if missed:
             runtime.append(_lint_missed(missed, self.diagnostics))
@@ -359,6 +374,20 @@ class CompiledFunction:
             if missed:
                 warnings.warn(_lint_missed(missed, self.diagnostics), LeappWarning, stacklevel=4)
         return graph
+
+    def _differential_check(self, graph, args, kwargs):
+        """The graph against the function itself on generated inputs (``compiler/check.py``); a
+        trace whose values escaped is not re-run (the function has side effects: refused or warned)."""
+        if not self.check_n or any(p.kind == "escape" for p in graph.traced.problems):
+            return
+        np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
+        graph.checked, problems = check_mod.run(self, graph, np_args, np_kwargs, self.check_n)
+        if not problems:
+            return
+        if self.strict:
+            raise ProblemsError(problems)
+        for message in problems:
+            warnings.warn(message, ValidationWarning, stacklevel=4)
 
     def _static_problems(self) -> list[str]:
         # Every LP code marks something the graph cannot reproduce exactly, so all are errors.

@@ -102,7 +102,7 @@ def _redraw(a, rng):
         return a.copy()
     kind = a.dtype.kind
     if kind == "b":
-        return rng.random(a.shape) < 0.5
+        return np.asarray(rng.random(a.shape) < 0.5)  # a 0-d mask stays an array
     if kind in "iu":
         lo, hi = int(a.min()), int(a.max())
         return rng.integers(lo, hi, size=a.shape, endpoint=True).astype(a.dtype)

@@ -292,6 +292,7 @@ def lower_graph(trace, outputs) -> Lowered:
         if node.op == "const":
             proxy = b.constant(node.value)
             _annotate(proxy.node, node)
+            proxy.node.meta["leapp_node"] = node.index
             origin = node.args[0] if node.args else None
             if origin is not None:
                 proxy.node.meta["leapp_frozen_from"] = origin
@@ -400,6 +401,8 @@ def _stamp(graph, before, node, result):
         if "leapp_source" not in fx_node.meta:
             _set_source(fx_node, node)
             fx_node.meta["leapp_call"] = node.op
+    if isinstance(result, torch.fx.Proxy):
+        result.node.meta.setdefault("leapp_node", node.index)  # the trace node it computes
     if isinstance(result, torch.fx.Proxy) and node.dtype is not None:
         meta = result.node.meta
         if result.node in fresh or "leapp_dtype" not in meta:

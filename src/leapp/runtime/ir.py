@@ -79,6 +79,9 @@ class Trace:
         self.output_values: dict[str, object] = {}
         self.problems: list[Problem] = []
         self._const_ids: dict[int, tuple] = {}  # id(array) -> (array, node)
+        # weak references to every TracedNpArray made while this trace is open, when watched
+        # (runtime/escapes.py: what is still alive after the call escaped)
+        self.made: list | None = None
 
     def add(self, op, args, kwargs, dtype, shape, loc, value=None):
         # The per-op fast paths in traced.py do this inline: keep it a plain append.
@@ -89,12 +92,21 @@ class Trace:
     def const(self, array, loc, origin=None):
         """A frozen NumPy operand; the same array object used twice is one constant."""
         hit = self._const_ids.get(id(array))
-        if hit is not None and hit[0] is array:
+        if hit is not None and hit[0] is array and _unchanged(hit[1].value, array):
             return hit[1]
         snapshot = _copy_array(array, copy=True)
         node = self.add("const", (origin,), None, snapshot.dtype, snapshot.shape, loc, snapshot)
         self._const_ids[id(array)] = (array, node)
         return node
+
+
+def _unchanged(snapshot, array) -> bool:
+    """The array still holds what was frozen from it: memory written since (by the user's code or
+    by C code that writes into it unseen, as scipy.ndimage does into its output buffer) is a new
+    constant, never the stale snapshot."""
+    if snapshot.shape != array.shape or snapshot.dtype != array.dtype:
+        return False
+    return snapshot.tobytes() == array.tobytes()
 
 
 # --- where a call came from ---------------------------------------------------

@@ -21,7 +21,7 @@ from ..errors import (
     UntracedCallWarning,
 )
 from . import argcheck, state
-from .ir import Problem, format_loc
+from .ir import Problem, _unchanged, format_loc
 
 _plain_view = np.ndarray.view
 _empty = np.empty  # the original, even while leapp.runtime.patches is installed
@@ -96,7 +96,23 @@ def node_of_operand(trace, arr, loc, call):
         return _freeze(trace, arr, loc, call, None)
     if node.op == "escaped":
         return _freeze(trace, arr, loc, call, node)
+    if node.op == "const" and node.value is not None and not _unchanged(node.value, _plain_view(arr, np.ndarray)):
+        return _written_unseen(trace, arr, node, loc, call)
     return node
+
+
+def _written_unseen(trace, arr, node, loc, call):
+    """A traced array made as a constant (np.zeros(...) in a library) whose memory was written since
+    by code no hook saw: a library's compiled routine filling its output buffer. The graph would
+    use the zeros; NumPy used what was written."""
+    message = (f"the array made at {format_loc(node.loc)} was written by code leapp does not see (C "
+               f"code filling a buffer through its memory, as scipy.ndimage's filters do) before "
+               f"{call} at {format_loc(loc)} used it; what was written is frozen into the graph as "
+               f"a constant and will be wrong for other inputs. Use NumPy functions leapp traces, or "
+               f"call that code outside the compiled function")
+    report(trace, "frozen", call, loc, message, EscapeError, EscapeWarning, origin=node.loc)
+    return trace.const(np.array(_plain_view(arr, np.ndarray), copy=True), loc,
+                       origin=("a write leapp did not see", node.loc))
 
 
 def _freeze(trace, arr, loc, call, escaped):

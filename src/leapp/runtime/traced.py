@@ -12,6 +12,7 @@ not see is known to be untracked, never silently mislabelled.
 from __future__ import annotations
 
 import sys
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -21,11 +22,15 @@ from . import argcheck, record, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
 from .names import function_name, resolve, ufunc_name
+from .sizes import data_sized as _data_sized
 
 _ndarray = np.ndarray
 _plain_view = np.ndarray.view
 _trace_of = state.local  # .trace: this thread's trace (the hot paths below read it inline)
 _site_of = dispatch.local  # .site: the rewritten call being dispatched in this thread
+# Operands the inline fast paths leave to record.node_of_operand: an escaped value (reported and
+# frozen there) and an array made as a constant, whose memory C code may have written since.
+_SLOW_OPS = frozenset({"escaped", "const"})
 
 
 def _recorded(method):
@@ -87,6 +92,11 @@ class TracedNpArray(np.ndarray):
         self._lp_node = self._lp_parent = self._lp_root = self._lp_plain = None
         self._lp_ver = self._lp_version = 0
         self._lp_scalar = False
+        trace = _trace_of.trace
+        if trace is not None:
+            made = trace.made
+            if made is not None:
+                made.append(_weakref(self))
         if type(obj) is TracedNpArray and (obj._lp_node is not None or obj._lp_parent is not None):
             _converted_in_c(self, obj, sys._getframe(1))
 
@@ -101,7 +111,7 @@ class TracedNpArray(np.ndarray):
                     and type(b) is TracedNpArray and b._lp_parent is None:
                 na = a._lp_node
                 nb = b._lp_node
-                if na is not None and nb is not None and na.op != "escaped" and nb.op != "escaped":
+                if na is not None and nb is not None and na.op not in _SLOW_OPS and nb.op not in _SLOW_OPS:
                     pa = a._lp_plain
                     pb = b._lp_plain
                     result = ufunc(_plain_view(a, _ndarray) if pa is None else pa,
@@ -167,7 +177,7 @@ class TracedNpArray(np.ndarray):
                                         or type(index) is int or _is_static_basic(index)):
             # the common case inline: a basic index of an unwritten array (a view, one node)
             node = self._lp_node
-            if node is not None and node.op != "escaped":
+            if node is not None and node.op not in _SLOW_OPS:
                 p = self._lp_plain
                 result = (p if p is not None else _plain_view(self, _ndarray))[index]  # p is a plain ndarray
                 site = _site_of.site  # _frame_loc, inline
@@ -225,7 +235,7 @@ class TracedNpArray(np.ndarray):
         loc = _loc()
         index = _static_index(trace, index, loc)
         ir_self = record.node_of(self)
-        if ir_self is None or ir_self.op == "escaped":
+        if ir_self is None or ir_self.op in _SLOW_OPS:
             ir_self = record.node_of_operand(trace, self, loc, "indexed assignment")
         ir_index = record.to_ir(trace, index, loc, "indexed assignment")
         ir_value = record.to_ir(trace, value, loc, "indexed assignment")
@@ -238,7 +248,28 @@ class TracedNpArray(np.ndarray):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
+        _size_read(self, "iterating over")
+        return (self[i] for i in range(_shape_of(self)[0]))
+
+    # --- sizes read into Python: data when they came from data (runtime/sizes.py) ----
+
+    @property
+    def shape(self):
+        _size_read(self, ".shape of")
+        return _shape_of(self)
+
+    @shape.setter
+    def shape(self, value):
+        _ndarray.shape.__set__(self, value)
+
+    @property
+    def size(self):
+        _size_read(self, ".size of")
+        return _ndarray.size.__get__(self)
+
+    def __len__(self):
+        _size_read(self, "len() of")
+        return _ndarray.__len__(self)
 
     # --- methods the table covers by name ------------------------------------
 
@@ -417,7 +448,7 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
         a, b = inputs
         if type(a) is TracedNpArray:
             na = a._lp_node if a._lp_parent is None else record.node_of(a)
-            if na is None or na.op == "escaped":
+            if na is None or na.op in _SLOW_OPS:
                 return None
             pa = a._lp_plain
             if pa is None:
@@ -428,7 +459,7 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
             return None
         if type(b) is TracedNpArray:
             nb = b._lp_node if b._lp_parent is None else record.node_of(b)
-            if nb is None or nb.op == "escaped":
+            if nb is None or nb.op in _SLOW_OPS:
                 return None
             pb = b._lp_plain
             if pb is None:
@@ -445,7 +476,7 @@ def _fast_ufunc(trace, ufunc, inputs, frame):
         for x in inputs:
             if type(x) is TracedNpArray:
                 node = x._lp_node if x._lp_parent is None else record.node_of(x)
-                if node is None or node.op == "escaped":
+                if node is None or node.op in _SLOW_OPS:
                     return None
                 ir_args.append(node)
                 p = x._lp_plain
@@ -516,13 +547,13 @@ def _operator(ufunc, reflected, fallback):
         if name is None or not (t is TracedNpArray or t is float or t is int):
             return fallback(self, other)
         na = self._lp_node
-        if na is None or na.op == "escaped":
+        if na is None or na.op in _SLOW_OPS:
             return fallback(self, other)
         if t is TracedNpArray:
             if other._lp_parent is not None:
                 return fallback(self, other)
             nb = other._lp_node
-            if nb is None or nb.op == "escaped":
+            if nb is None or nb.op in _SLOW_OPS:
                 return fallback(self, other)
             pb = other._lp_plain
             if pb is None:
@@ -668,7 +699,7 @@ _BOUNDS = frozenset((int, type(None)))
 
 def _fast_getitem(trace, arr, index, frame):
     node = arr._lp_node if arr._lp_parent is None else record.node_of(arr)
-    if node is None or node.op == "escaped":
+    if node is None or node.op in _SLOW_OPS:
         return None
     p = arr._lp_plain
     result = _ndarray.__getitem__(p if p is not None else _plain_view(arr, _ndarray), index)
@@ -716,6 +747,23 @@ def _converted_in_c(arr, source, frame):
                f"scalar, which leaves the graph (its value is frozen into the graph); write "
                f"x.astype({short}) to keep it traced (leapp.compile traces {short}(x) itself).")
     record.report(trace, "escape", short + "()", loc, message, EscapeError, EscapeWarning)
+
+
+_shape_of = _ndarray.shape.__get__
+
+
+def _size_read(arr, how):
+    """Python reads a size: refused when the data decided it (a mask, np.nonzero, np.where(c))."""
+    node = arr._lp_node
+    if node is None or not node.shape or node.op in _SLOW_OPS:
+        return
+    trace = _trace_of.trace
+    if trace is None or not _data_sized(trace, node) or _is_internal(sys._getframe(2).f_code):
+        return
+    _escape(arr, f"{how} an array whose size comes from the data (a boolean mask, np.nonzero, "
+                 f"np.where(cond)) read into Python", "the number is frozen into the graph and wrong "
+            "for other inputs; keep the shape fixed with np.where(mask, x, fill) and reduce with "
+            "masks (np.sum(mask) stays in the graph as a 0-d array)")
 
 
 def _escape(arr, construct, advice):
@@ -858,7 +906,7 @@ def _bare_reduction(method, name, func):
         if trace is None or args or kwargs or self._lp_parent is not None:
             return func(self, *args, **kwargs)
         node = self._lp_node
-        if node is None or node.op == "escaped":
+        if node is None or node.op in _SLOW_OPS:
             return func(self, *args, **kwargs)
         p = self._lp_plain
         result = unbound(p if p is not None else _plain_view(self, _ndarray))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import EscapeError, EscapeWarning
-from . import patches, record, state
+from . import escapes, patches, record, state
 from .ir import Problem, Trace, _copy_array
 from .session_graph import CompiledNode
 from .traced import TracedNpArray
@@ -29,6 +29,7 @@ class Traced:
     eager_result: object
     problems: list = field(default_factory=list)
     scalar_outputs: frozenset = frozenset()  # outputs NumPy returns as NumPy scalars
+    values: dict = field(default_factory=dict)  # trace node index -> NumPy's value (keep_values)
 
 
 def _is_array(x):
@@ -43,25 +44,30 @@ def _is_tensor(x):
     return isinstance(x, torch.Tensor)
 
 
+# The walks below are module functions, not closures: a recursive closure is a reference cycle
+# (function -> cell -> function) that would keep the traced values it saw alive until the next
+# garbage collection, and the escape watch (runtime/escapes.py) would have to collect to tell.
+
+
 def flatten_inputs(args, kwargs):
     """(path, value) for every array leaf of the call's arguments, in a stable order."""
     leaves = []
-
-    def walk(value, path):
-        if _is_array(value):
-            leaves.append((path, value))
-        elif isinstance(value, (list, tuple)):
-            for i, v in enumerate(value):
-                walk(v, path + (i,))
-        elif isinstance(value, dict):
-            for k in value:
-                walk(value[k], path + (k,))
-
     for i, a in enumerate(args):
-        walk(a, ("args", i))
+        _flatten(a, ("args", i), leaves)
     for k, v in kwargs.items():
-        walk(v, ("kwargs", k))
+        _flatten(v, ("kwargs", k), leaves)
     return leaves
+
+
+def _flatten(value, path, leaves):
+    if _is_array(value):
+        leaves.append((path, value))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _flatten(v, path + (i,), leaves)
+    elif isinstance(value, dict):
+        for k in value:
+            _flatten(value[k], path + (k,), leaves)
 
 
 def input_name(path, names):
@@ -72,40 +78,41 @@ def input_name(path, names):
 
 
 def replace_leaves(args, kwargs, mapping):
-    def walk(value, path):
-        if path in mapping:
-            return mapping[path]
-        if isinstance(value, (list, tuple)) and not _is_array(value):
-            items = [walk(v, path + (i,)) for i, v in enumerate(value)]
-            return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-        if isinstance(value, dict):
-            return {k: walk(v, path + (k,)) for k, v in value.items()}
-        return value
-
-    new_args = tuple(walk(a, ("args", i)) for i, a in enumerate(args))
-    new_kwargs = {k: walk(v, ("kwargs", k)) for k, v in kwargs.items()}
+    new_args = tuple(_replace(a, ("args", i), mapping) for i, a in enumerate(args))
+    new_kwargs = {k: _replace(v, ("kwargs", k), mapping) for k, v in kwargs.items()}
     return new_args, new_kwargs
+
+
+def _replace(value, path, mapping):
+    if path in mapping:
+        return mapping[path]
+    if isinstance(value, (list, tuple)) and not _is_array(value):
+        items = [_replace(v, path + (i,), mapping) for i, v in enumerate(value)]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return {k: _replace(v, path + (k,), mapping) for k, v in value.items()}
+    return value
 
 
 def output_structure(result):
     """(spec, leaves): spec mirrors ``result`` with output names at array leaves."""
     leaves = {}
+    return _structure(result, (), leaves), leaves
 
-    def walk(value, path):
-        if isinstance(value, (np.ndarray, np.generic)) or _is_tensor(value):
-            name = "output" if not path else "output_" + "_".join(str(p) for p in path)
-            leaves[name] = value
-            return ("leaf", name)
-        if isinstance(value, dict):
-            return ("dict", {k: walk(v, path + (k,)) for k, v in value.items()})
-        if isinstance(value, (list, tuple)):
-            kind = "namedtuple" if hasattr(value, "_fields") else type(value).__name__
-            return (kind, type(value), [walk(v, path + (i,)) for i, v in enumerate(value)])
-        if isinstance(value, (bool, int, float, complex, str, bytes)) or value is None:
-            return ("const", value)
-        raise TypeError(f"unsupported output type {type(value).__name__}")
 
-    return walk(result, ()), leaves
+def _structure(value, path, leaves):
+    if isinstance(value, (np.ndarray, np.generic)) or _is_tensor(value):
+        name = "output" if not path else "output_" + "_".join(str(p) for p in path)
+        leaves[name] = value
+        return ("leaf", name)
+    if isinstance(value, dict):
+        return ("dict", {k: _structure(v, path + (k,), leaves) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        kind = "namedtuple" if hasattr(value, "_fields") else type(value).__name__
+        return (kind, type(value), [_structure(v, path + (i,), leaves) for i, v in enumerate(value)])
+    if isinstance(value, (bool, int, float, complex, str, bytes)) or value is None:
+        return ("const", value)
+    raise TypeError(f"unsupported output type {type(value).__name__}")
 
 
 def align(value, spec):
@@ -135,8 +142,25 @@ def rebuild(spec, values):
     return typ(*items) if kind == "namedtuple" else typ(items)
 
 
-def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
-    """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names."""
+# Read by benchmarks/check_cost.py only, to measure what watching for escapes costs a trace.
+WATCH_ESCAPES = True
+
+
+class _Kept(list):
+    """``Trace.made`` that keeps the arrays themselves (``keep_values``): the values NumPy computed."""
+
+    __slots__ = ()
+
+    def append(self, ref):
+        list.append(self, ref())
+
+
+def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_values=False):
+    """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names.
+
+    ``keep_values``: also return, per trace node index, the value NumPy computed for it
+    (``Traced.values``; the differential check's second trace, which names the first node that
+    departs) and skip the escape search."""
     active = state.current()
     if active is not None:
         raise RuntimeError(f"cannot trace {name or fn.__name__} while {active.name!r} is being traced")
@@ -149,22 +173,56 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None):
         mapping[path] = _traced_input(trace, key, value)
         input_paths.append((path, key))
     t_args, t_kwargs = replace_leaves(args, kwargs, mapping)
-    with patches.held(), state.recording(trace):
-        result = fn(*t_args, **t_kwargs)
-        spec, outs = output_structure(result)
-        code = getattr(fn, "__code__", None)
-        returned_at = (code.co_filename, code.co_firstlineno, code.co_name, None) if code else None
-        for key, value in outs.items():
-            trace.outputs[key] = _output_node(trace, key, value, returned_at)
-            trace.output_values[key] = _copy_array(record.plain(value), copy=True) if not _is_tensor(value) \
-                else value.detach().cpu().numpy().copy()
-        for path, key in input_paths:
-            _check_unwritten(trace, key, mapping[path])
+    trace.made = _Kept() if keep_values else [] if WATCH_ESCAPES else None
+    try:
+        with patches.held(), state.recording(trace):
+            result = fn(*t_args, **t_kwargs)
+            spec, outs = output_structure(result)
+            code = getattr(fn, "__code__", None)
+            returned_at = (code.co_filename, code.co_firstlineno, code.co_name, None) if code else None
+            for key, value in outs.items():
+                trace.outputs[key] = _output_node(trace, key, value, returned_at)
+                trace.output_values[key] = _copy_array(record.plain(value), copy=True) \
+                    if not _is_tensor(value) else value.detach().cpu().numpy().copy()
+            for path, key in input_paths:
+                _check_unwritten(trace, key, mapping[path])
+    except BaseException:
+        # a refused or failed call leaves no traced array on the user's objects either
+        del t_args, t_kwargs, mapping
+        if trace.made is not None:
+            escapes.settle(trace.made, set(), record.plain, record.format_loc)
+        trace.made = None
+        raise
     scalars = frozenset(k for k, v in outs.items()
                         if (type(v) is TracedNpArray and v._lp_scalar) or isinstance(v, np.generic))
+    del result, outs, t_args, t_kwargs, mapping, value
+    values = {}
+    if keep_values:
+        for arr in trace.made:
+            node = arr._lp_node
+            if node is not None and node.index not in values:
+                values[node.index] = np.array(record.plain(arr), copy=True)
+        values.update({n.index: n.value for n in trace.nodes if n.op == "const"})
+        values.update({node.index: trace.input_values[key] for key, node in trace.inputs.items()})
+        trace.made = None
+    else:
+        _report_escapes(trace)
     node = CompiledNode.from_trace(trace)
     eager = rebuild(spec, as_scalars(trace.output_values, scalars))
-    return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars)
+    return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars, values)
+
+
+def _report_escapes(trace):
+    """Traced arrays still held outside leapp once the call returned (``runtime/escapes.py``)."""
+    made, trace.made = trace.made, None
+    if made is None:
+        return
+    for loc, message in escapes.settle(made, set(), record.plain, record.format_loc):
+        text = (f"{message}: the graph cannot carry a value to the next call, which would start "
+                f"from the one frozen now. Return it as an output, or declare it with "
+                f"leapp.compile(state={{...}}) (the value left there is NumPy's, untraced)")
+        record.report(trace, "escape", "a traced array kept after the call", loc, text,
+                      EscapeError, EscapeWarning)
 
 
 def as_scalars(out, scalars):

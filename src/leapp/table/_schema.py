@@ -83,6 +83,10 @@ class Entry:
     # runtime's method overrides call the function it names, and the
     # cross-check matches a method's call site to the nodes it recorded.
     records: str | None = None
+    # Whether the result's size is decided by the values, not the shapes: "always" (np.nonzero),
+    # "one-argument" (np.where(cond)), or "". The runtime treats every size derived from such a
+    # result as data: read into Python (len, .shape, .size, iteration) it is an escape.
+    data_sized: str = ""
 
     @property
     def recorded_op(self) -> str:

@@ -9,6 +9,8 @@ note says how.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ._schema import COMMON_REFUSALS, Entry
 from .functions import CR, CV, LA, SEL, SG, ST, A, C, R, S  # the category names, spelled once
 from .functions import _f as _function_entry
@@ -87,8 +89,8 @@ EXTENDED = [
     _f("putmask", "torch.where", SEL, "In place, recorded functionally; values repeat as in NumPy.",
        kind="inplace"),
     _f("fill_diagonal", "torch.where", SEL, "In place, recorded functionally; wrap= supported.", kind="inplace"),
-    _f("flatnonzero", "torch.nonzero", SEL, "Output size follows the data."),
-    _f("argwhere", "torch.nonzero", SEL, "Output size follows the data."),
+    replace(_f("flatnonzero", "torch.nonzero", SEL, "Output size follows the data."), data_sized="always"),
+    replace(_f("argwhere", "torch.nonzero", SEL, "Output size follows the data."), data_sized="always"),
     _f("tri", "torch.tril", CR),
     _f("fix", "torch.trunc", A, "Rounds toward zero; integers unchanged."),
     _f("angle", "torch.atan2", A, "Real inputs: 0 or pi (float64 for ints), as NumPy."),

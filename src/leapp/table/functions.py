@@ -6,6 +6,8 @@ Each entry is implemented by the adapter registered under the same name in
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ._schema import COMMON_REFUSALS, Entry
 
 R = "Reductions"
@@ -80,10 +82,10 @@ FUNCTIONS = [
     _f("tile", "torch.tile", S),
     _f("repeat", "torch.repeat_interleave", S),
     # selection
-    _f("where", "torch.where", SEL),
+    replace(_f("where", "torch.where", SEL), data_sized="one-argument"),
     _f("sort", "torch.sort", SEL, note="Matches NumPy's stable sort (kind='stable'); ties keep input order."),
     _f("argsort", "torch.argsort", SEL, note="Stable: ties keep input order, as kind='stable'."),
-    _f("nonzero", "torch.nonzero", SEL, note="Output size follows the data."),
+    replace(_f("nonzero", "torch.nonzero", SEL, note="Output size follows the data."), data_sized="always"),
     _f("take", "torch.take_along_dim", SEL),
     _f("take_along_axis", "torch.take_along_dim", SEL),
     # linear algebra

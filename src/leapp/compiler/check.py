@@ -1,0 +1,250 @@
+"""The differential check ``leapp.compile`` runs after every trace, on by default.
+
+Tracing sees what passes through leapp's hooks; code that does not (C code in
+another library reading a traced buffer, ``.flat``, a value frozen on the
+way) leaves a graph that agrees with NumPy on the example and on nothing else.
+So whatever the mechanism, the graph is run against the user's own function on
+a few inputs made from the example (redrawn in its range, sign-flipped, zeros;
+same dtypes and shapes), and any disagreement refuses the graph.
+
+On a mismatch, the function is traced again on the input that failed and both
+graphs are run on it node by node: the first recorded node whose value departs
+is named with its source line (a constant frozen from the input, the usual
+culprit, is named with where it was frozen from).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import torch
+
+from ..errors import ReductionOrderWarning
+from ..runtime.ir import Node, format_loc
+from ..runtime.session_graph import _ACCUMULATING, _close, validate_samples
+from ..runtime.tracing import align, flatten_inputs, output_structure, trace_function
+from . import samples
+
+DEFAULT_SAMPLES = 3  # redrawn, sign-flipped, zeros: leapp.compile(check=N) changes the count
+
+
+def generated(args, kwargs, n, seed):
+    """``n`` (args, kwargs) made from the example: redrawn, negated, zeros, then more redraws."""
+    rng = np.random.default_rng(seed)
+    makers = [lambda v: samples.perturb(v, rng), lambda v: _map_arrays(v, _negated, rng),
+              lambda v: _map_arrays(v, _zeros, rng)]
+    out = []
+    for i in range(n):
+        make = makers[i] if i < len(makers) else makers[0]
+        out.append((make(args), make(kwargs)))
+    return out
+
+
+def _map_arrays(value, fn, rng):
+    if isinstance(value, np.ndarray):
+        return fn(value, rng)
+    if isinstance(value, (list, tuple)):
+        items = [_map_arrays(v, fn, rng) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return {k: _map_arrays(v, fn, rng) for k, v in value.items()}
+    return value
+
+
+def _negated(a, rng):
+    kind = a.dtype.kind
+    if kind == "b":
+        return ~a
+    if kind in "fci":
+        with np.errstate(over="ignore"):
+            return np.negative(a, out=np.empty_like(a))  # out=: a 0-d array stays an array
+    return samples.perturb(a, rng)
+
+
+def _zeros(a, rng):
+    return np.zeros_like(a) if a.dtype.kind in "biufc" else a.copy()
+
+
+def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
+    """Compare ``graph`` with ``cf.fn`` on ``n`` generated inputs: (inputs compared, problems)."""
+    names = {path: name for path, name in graph.traced.input_paths}
+    compared = []
+    tries = generated(args, kwargs, n, seed=len(cf._graphs))
+    for t_args, t_kwargs in tries:
+        try:
+            call_args, call_kwargs = copy.deepcopy((t_args, t_kwargs))
+        except Exception:  # an argument that cannot be copied: the function could change it
+            return 0, []
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                result = cf.fn(*call_args, **call_kwargs)
+        except Exception:  # not an input this function takes (a singular matrix, an index range)
+            continue
+        expected = align(result, graph.traced.output_spec)
+        spec, leaves = output_structure(expected)
+        if spec != graph.traced.output_spec:
+            return len(compared) + 1, [_structure_message(cf, graph, t_args, t_kwargs)]
+        inputs = {names[path]: value for path, value in flatten_inputs(t_args, t_kwargs)}
+        compared.append(((t_args, t_kwargs), inputs, {k: np.asarray(v) for k, v in leaves.items()}))
+    if not compared:
+        return 0, []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        validation = validate_samples(graph.node, [(i, o) for _, i, o in compared])
+    if validation.ok:
+        return len(compared), []
+    index = validation.failures[0][0]
+    (f_args, f_kwargs), inputs, _ = compared[index]
+    message = _mismatch_message(cf, graph, validation, f_args, f_kwargs, inputs)
+    return len(compared), [message] if message is not None else []
+
+
+def _describe_input(args, kwargs) -> str:
+    kinds = []
+    for _path, v in flatten_inputs(args, kwargs):
+        a = np.asarray(v)
+        if a.size and a.dtype.kind in "biufc" and not a.any():
+            kinds.append("zeros")
+        else:
+            kinds.append(np.array2string(a.ravel()[:4], precision=3, separator=", ")[:40])
+    return ", ".join(kinds)
+
+
+def _structure_message(cf, graph, args, kwargs) -> str:
+    return (f"leapp.compile({cf.name}): on a generated input ({_describe_input(args, kwargs)}) the "
+            f"function returned another structure than when traced: its control flow or output sizes "
+            f"depend on the data, so no single graph is exact")
+
+
+def _mismatch_message(cf, graph, validation, args, kwargs, inputs) -> str:
+    _, key, err = validation.failures[0]
+    head = (f"leapp.compile({cf.name}): the graph disagrees with NumPy on a generated input "
+            f"({_describe_input(args, kwargs)}): output {key!r}, error {err}")
+    culprit = _first_departure(cf, graph, args, kwargs, inputs)
+    if culprit is ORDER:
+        warnings.warn(f"{head}. {culprit}; see docs/limitations.md", ReductionOrderWarning, stacklevel=5)
+        return None
+    return head + ". " + culprit
+
+
+def _first_departure(cf, graph, args, kwargs, inputs) -> str:
+    """Trace again on the failing input, keeping NumPy's value of every node, run the graph on it
+    node by node, and name the first node whose value departs from NumPy's."""
+    names = list(cf._signature.parameters) if cf._signature else []
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            again = trace_function(cf._traceable, *copy.deepcopy((args, kwargs)), names=names,
+                                   strict=False, name=cf.name, keep_values=True)
+    except Exception as exc:
+        return (f"Tracing again on that input failed ({type(exc).__name__}: {exc}); the graph took a "
+                f"path or froze a value that only fits the example")
+    mine, theirs = graph.traced.trace.nodes, again.trace.nodes
+    for a, b in zip(mine, theirs, strict=False):
+        if (a.op, a.loc, a.shape) != (b.op, b.loc, b.shape):
+            return (f"The function took another path on that input, first at {format_loc(a.loc)} "
+                    f"({a.op}): its control flow or sizes depend on the data")
+    values = _node_values(graph.graph_module, graph.node, inputs)
+    reordered = set()  # float accumulations that differ from NumPy's bits, within what order explains
+    for n in graph.graph_module.graph.nodes:
+        index = n.meta.get("leapp_node")
+        got = values.get(n.name)
+        want = again.values.get(index)
+        if index is None or want is None or not isinstance(got, torch.Tensor):
+            continue
+        got = got.detach().cpu().numpy()
+        want = np.asarray(want)
+        same_shape = got.shape == want.shape
+        if same_shape and not np.array_equal(got, want, equal_nan=want.dtype.kind in "fc") and \
+                _within_order_bound(graph, again, n, got, want):
+            reordered.add(n)
+        if same_shape and _close(got.astype(want.dtype, copy=False), want, 1e-5, 1e-6):
+            continue
+        if n.op == "get_attr":
+            return _frozen(n)
+        if n in reordered or _depends_on(n, reordered):
+            return ORDER
+        return (f"First departure: {n.meta.get('leapp_call', n.target)} at {_where(n)}: its operands "
+                f"agree with NumPy on that input but its result does not. Either code leapp does not "
+                f"see wrote into an operand's memory (a library's compiled code filling a buffer), "
+                f"or leapp's torch form of the call is wrong there (then please report it with "
+                f"cf.report())")
+    return ("No single node departs; the difference is in the accumulation of many (float sums "
+            "in another order): see docs/limitations.md")
+
+
+# What _first_departure says when the first node that departs is a float accumulation whose error is
+# of the size summation order explains: not a wrong graph, so warned, not refused.
+ORDER = ("The first node that departs is a float accumulation, by no more than its order of summation "
+         "explains (torch adds in another order than NumPy)")
+_ORDER_EPS = 32  # eps * sum(|operands|): 20 is measured along a first axis of 1,000 rows
+
+
+def _within_order_bound(graph, again, n, got, want) -> bool:
+    call = (n.meta.get("leapp_call") or "").removeprefix("ndarray.").removeprefix("numpy.")
+    if call.removeprefix("linalg.") not in _ACCUMULATING or want.dtype.kind not in "fc":
+        return False
+    node = graph.traced.trace.nodes[n.meta["leapp_node"]]
+    scale = 1.0
+    for arg in [a for a in node.args if isinstance(a, Node)][:2]:
+        value = again.values.get(arg.index)
+        if value is None:
+            return False
+        scale *= float(np.sum(np.abs(np.asarray(value, dtype=np.float64))))
+    bound = _ORDER_EPS * float(np.finfo(want.dtype).eps) * scale + 1e-6
+    with np.errstate(all="ignore"):
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return bool(np.all((err <= bound) | (np.isnan(got) & np.isnan(want))))
+
+
+def _depends_on(n, nodes) -> bool:
+    if not nodes:
+        return False
+    seen, stack = set(), list(n.all_input_nodes)
+    while stack:
+        m = stack.pop()
+        if m in nodes:
+            return True
+        if m not in seen:
+            seen.add(m)
+            stack.extend(m.all_input_nodes)
+    return False
+
+
+def _frozen(n) -> str:
+    origin = n.meta.get("leapp_frozen_from")
+    users = ", ".join(sorted({u.meta.get("leapp_source") or "?" for u in n.users})) or "?"
+    if origin is not None:
+        made = f" (made by {origin[0]} at {format_loc(origin[1])})"
+    else:
+        made = f" (first seen at {n.meta.get('leapp_source') or '?'})"
+    return (f"First departure: a constant used at {users}{made} holds a value computed from the input "
+            f"by code leapp cannot see (C code in another library reading the array's memory, .flat, "
+            f"the buffer protocol), frozen at its trace-time value. Compute it with NumPy functions "
+            f"leapp traces, or outside the compiled function")
+
+
+def _where(n) -> str:
+    return n.meta.get("leapp_source") or "?"
+
+
+def _node_values(gm, node, inputs) -> dict:
+    values = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            values[n.name] = out
+            return out
+
+    ordered = [torch.as_tensor(np.ascontiguousarray(inputs[name])) for name in node.input_names
+               if name in inputs]
+    try:
+        with torch.no_grad():
+            Recorder(gm).run(*ordered)
+    except Exception:
+        pass
+    return values

@@ -1,0 +1,62 @@
+"""Sizes that came from data: which traced values have a size the values decided.
+
+A result of boolean-mask indexing or of a table entry marked ``data_sized``
+(``np.nonzero``, ``np.flatnonzero``, ``np.argwhere``, ``np.where(cond)``) has
+a size that follows the data, and so does every array computed from one that
+is not 0-d. The graph follows such sizes; Python does not: ``len(x[mask])``,
+``order.size > 0`` or ``for i in idx`` read the trace-time number into Python,
+where it is frozen. TracedNpArray asks ``data_sized`` when Python reads a size
+and refuses the read (an escape). Nothing is computed while tracing: the
+answer is worked out on demand, from the recorded nodes, and memoised.
+"""
+
+from __future__ import annotations
+
+from .. import table
+from .ir import Node
+
+_BOOL = "b"
+
+
+def data_sized(trace, node) -> bool:
+    memo = trace.__dict__.setdefault("_data_sized", {})
+    stack = [node]
+    while stack:  # iterative: a chain of 100,000 nodes must not recurse
+        n = stack[-1]
+        if n.index in memo:
+            stack.pop()
+            continue
+        pending = [a for a in _arg_nodes(n.args) if a.index not in memo]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        memo[n.index] = _decides_size(n) or (bool(n.shape) and any(memo[a.index] for a in _arg_nodes(n.args)))
+    return memo[node.index]
+
+
+def _decides_size(n) -> bool:
+    op = n.op
+    if op == "ndarray.__getitem__":
+        return any(a.op != "const" and a.dtype is not None and a.dtype.kind == _BOOL and a.shape != ()
+                   for a in _arg_nodes(n.args[1:2]))
+    if op == "item":
+        parent = n.args[0]
+        return isinstance(parent, Node) and _decides_size(parent)
+    entry = table.lookup(op) if op.startswith("numpy.") else None
+    rule = getattr(entry, "data_sized", "")
+    if rule == "always":
+        return True
+    return rule == "one-argument" and len(n.args) == 1 and not n.kwargs
+
+
+def _arg_nodes(args):
+    out = []
+    todo = list(args or ())
+    while todo:
+        a = todo.pop()
+        if isinstance(a, Node):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            todo.extend(a)
+    return out

@@ -1,0 +1,185 @@
+"""Guards that hold whatever the mechanism: each test fails when its guard is deleted.
+
+- the default differential check (compiler/check.py): the graph against the function on generated
+  inputs, whatever froze the value (``.flat`` here, which no hook sees);
+- memory written unseen (record._written_unseen): an array made as a constant whose memory C code
+  filled afterwards (scipy.ndimage's output buffer) is refused even with the check off;
+- escapes (runtime/escapes.py): a traced array still held by anything after the call (an object's
+  attribute, a list, a global, a closure) is refused, and the holder gets NumPy's plain value back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.ndimage as ndi
+
+import leapp
+from leapp.errors import ProblemsError
+from leapp.runtime.traced import TracedNpArray
+
+X = np.random.default_rng(0).normal(size=(4, 16))
+
+
+def _flat_first_column(x):
+    out = np.empty(x.shape[:-1])
+    out[...] = np.asarray(x[..., 0].flat).reshape(out.shape)
+    return out * 2.0
+
+
+def test_value_frozen_by_flat_is_refused_by_the_default_check():
+    cf = leapp.compile(_flat_first_column)
+    with pytest.raises(ProblemsError, match=r"disagrees with NumPy on a generated input.*First departure: "
+                                            r"a constant used at .*test_trust\.py"):
+        cf(X)
+    assert not cf._graphs  # nothing refused is kept for the next call
+
+
+def test_the_check_is_what_refuses_flat():
+    # the same function with the check off returns a graph: the check is the guard that refused it
+    # (no other guard says a word: strict, no warning)
+    cf = leapp.compile(_flat_first_column, check=0)
+    cf(X)
+    assert not np.allclose(cf(-X), _flat_first_column(-X))
+
+
+def _smooth(x):
+    return ndi.gaussian_filter1d(x, 2.0) * 2.0
+
+
+def test_buffer_filled_by_c_code_is_refused_without_the_check():
+    cf = leapp.compile(_smooth, check=0)
+    with pytest.raises(ProblemsError, match=r"written by code leapp does not see"):
+        cf(X)
+
+
+def test_buffer_filled_by_c_code_is_refused_by_default():
+    with pytest.raises(ProblemsError):
+        leapp.compile(_smooth)(X)
+
+
+def test_passing_function_is_checked_on_generated_inputs():
+    cf = leapp.compile(lambda_free_normalise)
+    np.testing.assert_array_equal(cf(X), lambda_free_normalise(X))
+    assert [g.checked for g in cf._graphs.values()] == [3]
+
+
+def lambda_free_normalise(x):
+    return np.clip((x - x.mean()) / (x.std() + 1e-6), -3.0, 3.0)
+
+
+class RunningMean:
+    def __init__(self):
+        self.mean = np.zeros(16)
+        self.history = []
+
+    def update(self, x):
+        self.mean = 0.9 * self.mean + 0.1 * x
+        self.history.append(self.mean)
+        return self.mean
+
+
+STATS = RunningMean()
+
+
+def _uses_global_object(x):
+    return STATS.update(x) * 2.0
+
+
+def test_state_written_on_an_object_is_refused_and_left_plain():
+    with pytest.raises(ProblemsError, match=r"attribute 'mean' of a .*RunningMean object"):
+        leapp.compile(_uses_global_object)(X[0])
+    assert type(STATS.mean) is np.ndarray and type(STATS.history[0]) is np.ndarray
+    np.testing.assert_array_equal(STATS.mean, 0.1 * X[0])
+
+
+CACHE: dict = {}
+
+
+def _caches_in_a_global(x):
+    y = x * 3.0
+    CACHE["last"] = y
+    return y + 1.0
+
+
+def test_traced_value_kept_in_a_global_container_is_refused():
+    with pytest.raises(ProblemsError, match=r"key 'last' of a dict|global"):
+        leapp.compile(_caches_in_a_global)(X)
+    assert type(CACHE["last"]) is np.ndarray
+
+
+class Filter:
+    def __init__(self):
+        self.x = np.zeros(16)
+
+    @leapp.compile
+    def step(self, z):
+        self.x = self.x + z
+        return np.frexp(self.x)[0] if False else self.x[np.array([0.5])]  # refused: float index
+
+
+def test_refused_method_leaves_no_traced_array_on_self():
+    f = Filter()
+    with pytest.raises(Exception):  # noqa: B017 - any refusal; what matters is what is left behind
+        f.step(X[0])
+    assert not isinstance(f.x, TracedNpArray)
+
+
+def _nms_like(scores):
+    order = np.argsort(-scores)
+    keep = []
+    while order.size > 0:  # the size came from np.where: data
+        keep.append(order[0])
+        order = order[np.where(scores[order[1:]] < scores[order[0]] - 0.2)[0] + 1]
+    return np.stack(keep)
+
+
+def test_size_that_came_from_data_read_into_python_is_refused():
+    with pytest.raises(ProblemsError, match=r"\.size of an array whose size comes from the data"):
+        leapp.compile(_nms_like, check=0)(np.random.default_rng(3).random(6))
+
+
+def _mask_then_reduce(x):
+    sel = x[x > 0]
+    return sel.sum() / x.shape[0], sel * 2.0  # sizes of inputs and masked results in the graph
+
+
+def test_sizes_that_stay_in_the_graph_trace():
+    cf = leapp.compile(_mask_then_reduce)
+    for v in (X[0], -X[0], np.abs(X[0])):
+        got, want = cf(v), _mask_then_reduce(v)
+        np.testing.assert_allclose(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_strict_mode_never_returns_a_graph_whose_self_check_failed(monkeypatch):
+    from leapp.runtime import session_graph
+
+    def failing(self, trace, checked=None):
+        self.self_check = ["node 'f' output 'output': the graph does not reproduce the traced sample"]
+
+    monkeypatch.setattr(session_graph.CompiledNode, "_self_check", failing)
+    with pytest.raises(ProblemsError, match="self-check failed"):
+        leapp.compile(lambda_free_normalise)(X)
+    cf = leapp.compile(lambda_free_normalise, strict=False)
+    cf(X)  # strict=False hands the graph out (it warned when the real self-check failed)
+
+
+def _centre(x):
+    return x - x.mean(axis=0)
+
+
+def test_summation_order_is_warned_not_refused():
+    # float32 sums ordered unlike NumPy's differ by what order explains: a graph, with the warning
+    import warnings
+
+    from leapp.errors import ReductionOrderWarning
+
+    x = (np.random.default_rng(0).normal(size=(2000, 4)) * 1000 + 5000).astype(np.float32)
+    cf = leapp.compile(_centre)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cf(x)
+    assert any(issubclass(w.category, ReductionOrderWarning) and "order of summation" in str(w.message)
+               for w in caught)
+    assert cf.graphs

@@ -1,0 +1,61 @@
+"""Every corpus case's label holds: ``trace`` is exact in @leapp.compile, the seed API and ONNX;
+``refuse`` is a clear LeappError naming a line (``benchmarks/corpus.py`` prints the counts)."""
+
+from __future__ import annotations
+
+import collections
+import linecache
+import os
+import re
+
+import pytest
+
+from corpus import runner
+from corpus.cases import BY_ID, CASES, REASONS
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("corpus")
+    return runner.write_module(directory), directory
+
+
+# Every case runs strict @leapp.compile; a fixed third also runs the seed API and ONNX (the
+# slow stages), all of them with LEAPP_CORPUS_FULL=1 (benchmarks/corpus.py always runs all).
+FULL = os.environ.get("LEAPP_CORPUS_FULL") == "1"
+
+
+def _stages(index):
+    return runner.STAGES if FULL or index % 3 == 0 else ("compile",)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_label_holds(corpus, case_id):
+    module, directory = corpus
+    case = BY_ID[case_id]
+    outcomes = runner.run_case(case, module, directory, _stages(CASES.index(case)))
+    broken = runner.label_holds(case, outcomes)
+    assert not broken, f"{case.call} [{case.label}]:\n" + "\n".join(broken)
+
+
+def test_corpus_is_real_library_code_at_scale():
+    libraries = collections.Counter(c.library for c in CASES)
+    assert len(CASES) >= 150 and len(libraries) >= 6, libraries
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+_SITE = os.path.dirname(os.path.dirname(runner.np.__file__))
+_BRANCH = re.compile(r"\b(if|elif|while|and|or|not|assert)\b")
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES if c.label == "refuse"])
+def test_refusal_names_a_real_library_line(case_id):
+    """The recorded deciding line exists in the installed library (a version bump that moves it
+    fails here), and a control-flow refusal's line is a test on a value."""
+    case = BY_ID[case_id]
+    assert case.reason in REASONS, case
+    path, _, line = case.decides.rpartition(":")
+    text = linecache.getline(os.path.join(_SITE, path), int(line))
+    assert text.strip(), f"{case.decides}: no such line in the installed library"
+    if case.control_flow_only:
+        assert _BRANCH.search(text), f"{case.decides}: {text.strip()!r} is not a branch"
