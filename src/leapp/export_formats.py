@@ -271,8 +271,13 @@ def write_pt2(module, args, path, *, input_names, dynamic, **_):
 def _pin_serialization_id(data):
     """Replace the archive's random ``serialization_id`` with one derived from its contents.
 
-    The record is patched in place (same length, CRC-32 fixed in the local and
-    central headers), so the zip layout and the alignment torch relies on stay.
+    The record is patched in place (same length), so the zip layout and the
+    alignment torch relies on stay; its CRC-32 is fixed where the archive
+    keeps it: the local header (or the data descriptor after the data) and
+    the archive's own central directory, found from its end record. (A
+    .pt2 nests other torch archives as stored members, each with a central
+    directory entry of the same name: searching the bytes for one patched
+    the nested record and broke the CRC of the member holding it.)
     """
     import struct
     import zipfile
@@ -280,6 +285,7 @@ def _pin_serialization_id(data):
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
+        end = archive.start_dir  # where the outer central directory starts
     target = next((i for i in infos if i.filename.endswith(".data/serialization_id")), None)
     if target is None or target.compress_type != zipfile.ZIP_STORED:
         return data
@@ -297,17 +303,23 @@ def _pin_serialization_id(data):
     if struct.unpack_from("<I", data, off + 14)[0]:
         struct.pack_into("<I", data, off + 14, crc)
     if target.flag_bits & 0x08:  # a data descriptor after the data repeats the CRC
-        end = start + len(new)
-        struct.pack_into("<I", data, end + 4 if data[end:end + 4] == b"PK\x07\x08" else end, crc)
-    name = target.filename.encode()
-    pos = data.find(b"PK\x01\x02")
-    while pos != -1:
+        after = start + len(new)
+        struct.pack_into("<I", data, after + 4 if data[after:after + 4] == b"PK\x07\x08" else after, crc)
+    pos = end
+    for _ in infos:  # the outer central directory, entry by entry
+        if data[pos:pos + 4] != b"PK\x01\x02":
+            raise ValueError("unexpected central directory layout in a torch.export archive")
         n, m, k = struct.unpack_from("<HHH", data, pos + 28)
-        if bytes(data[pos + 46:pos + 46 + n]) == name:
+        if struct.unpack_from("<I", data, pos + 42)[0] == off:  # this entry's local header offset
             struct.pack_into("<I", data, pos + 16, crc)
             break
-        pos = data.find(b"PK\x01\x02", pos + 46 + n + m + k)
-    return bytes(data)
+        pos += 46 + n + m + k
+    out = bytes(data)
+    with zipfile.ZipFile(io.BytesIO(out)) as archive:
+        bad = archive.testzip()
+    if bad is not None:
+        raise ValueError(f"pinning the serialization id broke the CRC of {bad}")
+    return out
 
 
 def load_pt2(path, input_names):

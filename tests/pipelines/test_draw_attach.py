@@ -111,7 +111,7 @@ def test_attach_an_existing_model_checked_on_the_traced_samples(tmp_path):
     assert [(n["name"], n["format"], n["origin"]) for n in spec["nodes"]] == \
         [("preprocess", "torchscript", "traced"), ("policy", "onnx", "attached")]
     assert (tmp_path / "out" / "policy.onnx").read_bytes() == (tmp_path / "policy_model.onnx").read_bytes()
-    rt = leapp.load_pipeline(tmp_path / "out")
+    rt = leapp.load_pipeline(tmp_path / "out", trust_code=True)  # the traced node is TorchScript
     obs = loop.observations(10, seed=2)
     for o, w in zip(obs, loop.reference(obs), strict=True):
         np.testing.assert_allclose(rt.step({"preprocess/obs": o})["policy/action"], w, rtol=1e-5, atol=1e-6)

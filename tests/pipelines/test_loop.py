@@ -41,7 +41,7 @@ def test_the_loop_is_found(traced):
 @pytest.mark.parametrize("format", FORMATS)
 def test_loaded_pipeline_steps_like_numpy_and_reset_repeats_step_0(traced, tmp_path, format):
     traced.export(tmp_path, format)
-    rt = leapp.load_pipeline(tmp_path)
+    rt = leapp.load_pipeline(tmp_path, trust_code=format != "onnx")
     obs = loop.observations(20, seed=3)
     want = loop.reference(obs)
     got = [rt.step({"preprocess/obs": o})["policy/action"] for o in obs]
@@ -58,7 +58,7 @@ def test_per_node_formats(traced, tmp_path):
     spec = traced.export(tmp_path, {"preprocess": "onnx", "policy": "torchscript"})
     assert [(n["name"], n["format"], n["artifact"]) for n in spec["nodes"]] == \
         [("preprocess", "onnx", "preprocess.onnx"), ("policy", "torchscript", "policy.pt")]
-    rt = leapp.load_pipeline(tmp_path)
+    rt = leapp.load_pipeline(tmp_path, trust_code=True)
     obs = loop.observations(6, seed=4)
     for o, w in zip(obs, loop.reference(obs), strict=True):
         np.testing.assert_allclose(rt.step({"preprocess/obs": o})["policy/action"], w, rtol=1e-5, atol=1e-6)
@@ -221,7 +221,7 @@ def traced_batch():
 @pytest.mark.parametrize("format", FORMATS)
 def test_batch_of_environments_each_with_its_own_state(traced_batch, tmp_path, format):
     traced_batch.export(tmp_path, format, dynamic_batch=True)
-    rt = leapp.load_pipeline(tmp_path)
+    rt = leapp.load_pipeline(tmp_path, trust_code=format != "onnx")
     assert rt.inputs["preprocess/obs"].shape == ("batch", 3)
     obs = loop.observations(10, seed=9, batch=5)
     want = loop.reference(obs, batch=5)
@@ -300,7 +300,7 @@ def test_a_torch_policy_in_the_loop_is_followed_through_numpy_and_back(tmp_path,
     assert p.edges == [("pre", "f", "policy", "f")]
     assert [(f.from_node, f.from_port, f.to_node, f.to_port) for f in p.feedback] == [("policy", "a", "pre", "last")]
     p.export(tmp_path, format)
-    rt = leapp.load_pipeline(tmp_path)
+    rt = leapp.load_pipeline(tmp_path, trust_code=format != "onnx")
     for i, want in enumerate(_torch_loop(obs, net, _Plain)):
         np.testing.assert_allclose(rt.step({"pre/obs": obs[i]})["policy/a"], want, rtol=1e-5, atol=1e-6)
 

@@ -105,7 +105,8 @@ def _redraw(a, rng):
         return np.asarray(rng.random(a.shape) < 0.5)  # a 0-d mask stays an array
     if kind in "iu":
         lo, hi = int(a.min()), int(a.max())
-        return rng.integers(lo, hi, size=a.shape, endpoint=True).astype(a.dtype)
+        # drawn in the array's own dtype: a uint64 past 2**63 is out of int64's range
+        return np.asarray(rng.integers(lo, hi, size=a.shape, endpoint=True, dtype=a.dtype))
     if kind == "f":
         return _uniform(a, rng).astype(a.dtype)
     if kind == "c":

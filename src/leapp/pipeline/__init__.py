@@ -4,6 +4,7 @@
 - ``compiled``: ``CompiledPipeline`` (what ``leapp.compile_graph`` returns) and its export;
 - ``spec``: the versioned ``pipeline.json`` and its JSON Schema (no torch);
 - ``runtime``: ``load_pipeline(folder)`` and ``PipelineRuntime.step`` (no torch for ONNX);
+- ``loader`` (with ``folder``, ``initial``, ``onnx_refs``): reading a folder that may be hostile;
 - ``draw``: DOT and SVG drawings of a pipeline or a single graph.
 
 Nothing is imported here eagerly, so loading a pipeline on a robot costs NumPy
@@ -18,6 +19,9 @@ _LAZY = {
     "PipelineInputError": "leapp.pipeline.runtime",
     "CompiledPipeline": "leapp.pipeline.compiled",
     "SpecError": "leapp.pipeline.spec",
+    "PipelineError": "leapp.pipeline.spec",
+    "ArtifactError": "leapp.pipeline.spec",
+    "UntrustedCodeError": "leapp.pipeline.spec",
 }
 
 __all__ = list(_LAZY)

@@ -147,6 +147,7 @@ class CompiledPipeline:
         Exporting the same pipeline again writes the same bytes.
         """
         from ..export import FORMATS, export_node
+        from ..export_formats import EXTENSIONS
 
         if folder in FORMATS and format == "onnx":  # p.export("torchscript"): the old argument order
             folder, format = None, folder
@@ -156,6 +157,11 @@ class CompiledPipeline:
         folder = os.fspath(folder)
         os.makedirs(folder, exist_ok=True)
         nodes = []
+        taken = {sp.SPEC_FILE, sp.INITIAL_FILE}  # file names in the folder: an external file may not reuse one
+        for name in self.order:
+            a = self.attached.get(name)
+            artifact = f"{_safe(name)}{os.path.splitext(a.path)[1] if a else EXTENSIONS[formats[name]]}"
+            taken |= {artifact, artifact + ".json"}  # the artifact and its description
         for name in self.order:
             attached = self.attached.get(name)
             if attached is not None:
@@ -165,10 +171,13 @@ class CompiledPipeline:
                     with open(attached.path, "rb") as f:
                         atomic_write(target, f.read(), mode=default_mode())
                 ports = _ports_of_traced(attached.traced, self.examples[name], dynamic_batch)
-                nodes.append(self._node_entry(name, attached.format, file, folder, ports, "attached"))
+                entry = self._node_entry(name, attached.format, file, folder, ports, "attached")
+                if attached.format == "onnx":
+                    external = _copy_external_data(name, attached.path, folder, taken)
+                    if external:
+                        entry["external_data"] = external
+                nodes.append(entry)
                 continue
-            from ..export_formats import EXTENSIONS
-
             file = f"{_safe(name)}{EXTENSIONS[formats[name]]}"
             description = export_node(self.nodes[name], os.path.join(folder, file), formats[name],
                                       example_inputs=self.examples.get(name), dynamic_batch=dynamic_batch,
@@ -245,6 +254,44 @@ class CompiledPipeline:
                                             f"{check.first_line}-{check.last_line})").replace("\n", "\n  ")
             parts.append(text)
         return "\n\n".join(parts)
+
+
+def _copy_external_data(name, path, folder, taken):
+    """Copy the files an attached ONNX model keeps its weights in; ``[{file, sha256}]`` for the spec.
+
+    The model names them relative to its own folder; each is written at the
+    same relative place in the pipeline folder and hashed like an artifact.
+    """
+    from .folder import path_problem
+    from .onnx_refs import external_locations
+
+    with open(path, "rb") as f:
+        model = f.read()
+    try:
+        locations, unnamed = external_locations(model)
+    except ValueError as exc:
+        raise ExportError(f"attached node {name!r}: {path} is not a readable ONNX file: {exc}") from None
+    if unnamed:
+        raise ExportError(f"attached node {name!r}: {path} marks a tensor external without naming its file")
+    out = []
+    for location in sorted(locations):
+        problem = path_problem(location)
+        if problem is not None:
+            raise ExportError(f"attached node {name!r}: {path} keeps weights in {location!r}: {problem}; "
+                              f"save the model with its external data next to it")
+        if location in taken:
+            raise ExportError(f"attached node {name!r}: {path} keeps weights in {location!r}, a name the "
+                              f"pipeline folder already uses; save the model with another location")
+        source = os.path.join(os.path.dirname(os.path.abspath(path)), *location.split("/"))
+        with open(source, "rb") as f:
+            data = f.read()
+        target = os.path.join(folder, *location.split("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.abspath(source) != os.path.abspath(target):
+            atomic_write(target, data, mode=default_mode())
+        taken.add(location)
+        out.append({"file": location, "sha256": sp.sha256_bytes(data)})
+    return out
 
 
 def _format_of(path):

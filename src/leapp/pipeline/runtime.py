@@ -16,13 +16,14 @@ onnxruntime only: torch is imported only for a TorchScript or .pt2 node.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import loader
 from . import spec as sp
+from .loader import native  # noqa: F401  (leapp.export_formats reads it from here)
 
 
 class PipelineInputError(ValueError):
@@ -38,37 +39,32 @@ class Port:
         return f"{self.dtype}[{', '.join(str(d) for d in self.shape)}]"
 
 
-def load_pipeline(folder, *, check_hashes=True) -> PipelineRuntime:
-    """Read ``folder/pipeline.json``, check it and every file's sha256, and load each artifact."""
-    return PipelineRuntime(folder, check_hashes=check_hashes)
+def load_pipeline(folder, *, trust_code=False, check_hashes=True,
+                  max_file_bytes=loader.MAX_FILE_BYTES) -> PipelineRuntime:
+    """Read ``folder/pipeline.json``, check it and every file's sha256, and load each artifact.
+
+    The folder is treated as hostile (see "Security" in docs/pipelines.md): a
+    file that is outside it, a link, not a regular file, over ``max_file_bytes``,
+    or does not match the spec is refused with a ``PipelineError`` naming it.
+    TorchScript and .pt2 nodes run code stored in their files and load only with
+    ``trust_code=True``.
+    """
+    return PipelineRuntime(folder, trust_code=trust_code, check_hashes=check_hashes,
+                           max_file_bytes=max_file_bytes)
 
 
 class PipelineRuntime:
-    def __init__(self, folder, *, check_hashes=True):
+    def __init__(self, folder, *, trust_code=False, check_hashes=True, max_file_bytes=loader.MAX_FILE_BYTES):
         self.folder = os.fspath(folder)
-        path = os.path.join(self.folder, sp.SPEC_FILE)
-        try:
-            with open(path, encoding="utf-8") as f:
-                self.spec = json.load(f)
-        except FileNotFoundError:
-            raise FileNotFoundError(f"no {sp.SPEC_FILE} in {self.folder!r}: is it an exported leapp "
-                                    f"pipeline (CompiledPipeline.export)?") from None
-        sp.validate(self.spec)
+        loaded = loader.load(self.folder, trust_code=trust_code, check_hashes=check_hashes,
+                             max_file_bytes=max_file_bytes)
+        self.spec = loaded.spec
         self.batch = self.spec["batch"]
-        files = [(n["artifact"], n["sha256"]) for n in self.spec["nodes"]]
-        files.append((self.spec["initial_values"]["file"], self.spec["initial_values"]["sha256"]))
-        for file, digest in files:
-            full = os.path.join(self.folder, file)
-            if not os.path.exists(full):
-                raise sp.SpecError(f"{file}: listed in {sp.SPEC_FILE} but missing from {self.folder!r}")
-            if check_hashes and sp.sha256(full) != digest:
-                raise sp.SpecError(f"{file}: its sha256 does not match {sp.SPEC_FILE} (the file was "
-                                   f"changed after export); re-export the pipeline or restore the file")
-        self._initial = sp.read_initial(os.path.join(self.folder, self.spec["initial_values"]["file"]))
+        self._initial = loaded.initial
+        self._runners = loaded.runners
         self._nodes = {n["name"]: n for n in self.spec["nodes"]}
         self._ports_in = {sp.port(n, p["name"]): _port(p) for n, d in self._nodes.items() for p in d["inputs"]}
         self._ports_out = {sp.port(n, p["name"]): _port(p) for n, d in self._nodes.items() for p in d["outputs"]}
-        self._runners = {name: _runner(d, self.folder) for name, d in self._nodes.items()}
         self._source = {e["to"]: e["from"] for e in self.spec["edges"]}
         self._carried_keys = {f["to"]: f["initial"] for f in self.spec["feedback"]}
         for s in self.spec["state"]:
@@ -159,6 +155,10 @@ class PipelineRuntime:
             if not isinstance(value, (np.ndarray, np.generic)):
                 raise PipelineInputError(f"input {ref!r}: expected a NumPy array {port.describe()}, got "
                                          f"{type(value).__name__}")
+            if isinstance(value, np.ma.MaskedArray):  # its mask would be dropped without a word
+                raise PipelineInputError(f"input {ref!r}: a masked array; the pipeline runs on plain arrays "
+                                         f"and would ignore the mask. Pass value.filled(fill) or "
+                                         f"np.asarray(value) if the masked entries may take their raw values")
             if value.dtype.newbyteorder("=") != port.dtype.newbyteorder("="):  # byte order: converted below
                 raise PipelineInputError(f"input {ref!r}: expected dtype {port.dtype}, got {value.dtype} "
                                          f"(shape {value.shape}); convert it with .astype({str(port.dtype)!r})")
@@ -188,75 +188,5 @@ class PipelineRuntime:
         return out
 
 
-_BACKEND = {"onnx": "onnxruntime", "torchscript": "torch", "pt2": "torch"}
-
-
-def _runner(node, folder):
-    try:
-        return _RUNNERS[node["format"]](os.path.join(folder, node["artifact"]), node)
-    except ImportError as exc:
-        raise ImportError(f"node {node['name']!r} ({node['artifact']}, format {node['format']}) needs "
-                          f"{_BACKEND[node['format']]} to run: {exc}") from exc
-
-
 def _port(entry):
     return Port(np.dtype(entry["dtype"]), tuple(entry["shape"]))
-
-
-def native(array):
-    """``array`` with its values in the machine's byte order, as ONNX Runtime reads every buffer."""
-    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
-
-
-def _onnx_runner(path, node):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.log_severity_level = 3
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-    names = [i.name for i in session.get_inputs()]  # an input the graph never reads is not in the file
-    # Outputs by position: an attached model may name them its own way (attach checked them in order).
-    outs = [p["name"] for p in node["outputs"]]
-
-    def run(feed):
-        got = session.run(None, {n: native(np.ascontiguousarray(feed[n])) for n in names})
-        return dict(zip(outs, got, strict=True))
-
-    return run
-
-
-def _torch_runner(load):
-    def make(path, node):
-        import torch
-
-        from ..runtime.dtypes import tensor_from_numpy, tensor_to_numpy
-
-        module = load(path)
-        names = [p["name"] for p in node["inputs"]]
-        outs = {p["name"]: np.dtype(p["dtype"]) for p in node["outputs"]}
-
-        def run(feed):
-            with torch.no_grad():
-                got = module(*[tensor_from_numpy(np.ascontiguousarray(feed[n])) for n in names])
-            got = got if isinstance(got, (tuple, list)) else (got,)
-            return {n: tensor_to_numpy(g, d) for (n, d), g in zip(outs.items(), got, strict=True)}
-
-        return run
-
-    return make
-
-
-def _load_torchscript(path):
-    import torch
-
-    return torch.jit.load(path)
-
-
-def _load_pt2(path):
-    import torch
-
-    return torch.export.load(path).module()
-
-
-_RUNNERS = {"onnx": _onnx_runner, "torchscript": _torch_runner(_load_torchscript),
-            "pt2": _torch_runner(_load_pt2)}
