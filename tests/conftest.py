@@ -1,9 +1,15 @@
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# leapp.compile's default tier compiles a hot signature with inductor in the background (seconds
+# of CPU per signature, leapp.compiler.tier). The suite runs the FX tier unless a test asks for
+# tier="auto" itself (tests/compiler/test_tier.py), so that only those tests pay for a compile.
+os.environ.setdefault("LEAPP_TIER", "fx")
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,8 @@ from .stateful import StatefulFunction
 
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
-            state=None, backend: str = "fx", check: int = DEFAULT_SAMPLES):
+            state=None, backend: str | None = None, tier: str | None = None,
+            check: int = DEFAULT_SAMPLES):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -36,10 +37,15 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     ``crosscheck``: "raise" (``InternalError``) or "warn" when the static
     pass and the runtime disagree about a call site. ``state``: ``{name: initial}``
     carried from call to call (``leapp.compiler.stateful``): the function takes
-    each as a parameter and returns ``(result, {name: new})``. ``backend``: what
-    runs each traced graph, ``"fx"`` (the GraphModule, nothing to compile) or
-    ``"inductor"`` (torch inductor's fused kernels for the traced shapes; a
-    second or more per traced signature, faster calls; see docs/compile.md).
+    each as a parameter and returns ``(result, {name: new})``. ``tier``: what
+    runs each traced graph (``leapp.compiler.tier``): ``"auto"`` (the default, or
+    the environment variable ``LEAPP_TIER``) runs the GraphModule and, once a
+    signature is hot (50 NumPy calls or 20 ms in them), compiles torch inductor's
+    fused code in a background thread and swaps it in where it returns exactly
+    what the GraphModule returns and is faster; ``"fx"`` never compiles;
+    ``"inductor"`` compiles at the first call of each signature (a second or
+    more). ``backend`` (``"fx"`` or ``"inductor"``) is the older spelling of
+    ``tier``. See docs/compile.md.
     ``check``: after every trace, the graph is compared with the function itself
     on this many inputs generated from the example (redrawn in its range,
     negated, zeros); a mismatch refuses the graph naming the first node that
@@ -48,9 +54,10 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
-                                    crosscheck=crosscheck, name=name, backend=backend, check=check)
+                                    crosscheck=crosscheck, name=name, backend=backend, tier=tier,
+                                    check=check)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
-                                backend=backend, check=check)
+                                backend=backend, tier=tier, check=check)
 
     return wrap if fn is None else wrap(fn)
 

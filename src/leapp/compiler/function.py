@@ -13,9 +13,10 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, repeat
 
 import numpy as np
@@ -51,6 +52,7 @@ from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import samples
 from . import source as src_mod
+from . import tier as tier_mod
 from .probe import Probe
 
 
@@ -64,6 +66,8 @@ class Graph:
     validation: object = None
     call: tuple = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
     checked: int = 0  # generated inputs the default differential check compared it with NumPy on
+    tier: object = None  # compiler.tier.Tier with tier="auto"
+    samples: list = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
 
     @property
     def node(self):
@@ -78,7 +82,7 @@ class Graph:
 
 
 class CompiledFunction:
-    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend="fx",
+    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend=None, tier=None,
                  check=check_mod.DEFAULT_SAMPLES):
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
@@ -86,6 +90,7 @@ class CompiledFunction:
             raise ValueError("check is the number of generated inputs the graph is compared with NumPy "
                              "on after each trace (0: off)")
         self.check_n = check
+        self.tier, backend = tier_mod.resolve(tier, backend, getattr(fn, "__qualname__", repr(fn)))
         self.backend = check_backend(backend)
         self.fn = fn
         self.strict = strict
@@ -129,6 +134,12 @@ class CompiledFunction:
         return [g.node.backend for g in self._graphs.values()]
 
     @property
+    def tiers(self) -> list:
+        """Each traced graph's tier, oldest first: ``"cold"`` (counting calls), ``"compiling"``,
+        ``"inductor"`` or ``"fx"`` (decided) with ``tier="auto"``; None with another tier."""
+        return [g.tier.state if g.tier is not None else None for g in self._graphs.values()]
+
+    @property
     def signatures(self) -> list[str]:
         return [samples.describe(g.key) for g in self._graphs.values()]
 
@@ -157,7 +168,21 @@ class CompiledFunction:
             lines.append("  " + g.crosscheck.format("cross-check").replace("\n", "\n  "))
             if g.validation is not None:
                 lines.append("  " + g.validation.describe().replace("\n", "\n  "))
+            lines.append("  " + (g.tier.describe() if g.tier is not None else f"tier: {self.tier}"
+                                 + (f" (runs {g.node.backend})" if self.tier != "fx" else " (no fused backend)")))
         return "\n".join(lines)
+
+    def wait_for_tier(self, timeout=None) -> bool:
+        """Wait until every background compile that has started (``tier="auto"``) is decided;
+        whether all were within ``timeout`` seconds. A signature still counting its calls has
+        nothing to wait for (``cf.tiers`` says ``"cold"``); ``cf.backends`` says what serves each."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for g in list(self._graphs.values()):
+            if g.tier is not None:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not g.tier.wait(left):
+                    return False
+        return True
 
     # --- calling -----------------------------------------------------------------
 
@@ -348,6 +373,8 @@ class CompiledFunction:
         graph = Graph(key, traced, call=copy.deepcopy((np_args, np_kwargs)))
         if self.backend != "fx":
             traced.node.use_backend(self.backend, traced.trace.input_values, traced.trace.output_values)
+        elif self.tier == "auto":
+            graph.tier = tier_mod.Tier(graph)
         graph.crosscheck = self._check(traced)
         traced.node.crosscheck = graph.crosscheck
         self._report_disagreements(graph.crosscheck)
@@ -477,6 +504,7 @@ class CompiledFunction:
                                       f"different structure than when traced: control flow depends on "
                                       f"the data")
             sample_list.append((inputs, outputs))
+        graph.samples = (graph.samples + sample_list)[-_KEPT_SAMPLES:]  # the tier checks fused code on them
         graph.validation = validate_samples(graph.node, sample_list)
         return graph.validation
 
@@ -499,6 +527,8 @@ def _signature_of(fn):
 _ndarray = np.ndarray
 _thread = state.local  # its .trace is state.current(), read without the call
 _MAX_FAST = 256
+_KEPT_SAMPLES = 8
+_clock = time.perf_counter
 _POSITIONAL = repeat(None)  # the name of every positional argument in fast_key's single loop
 _SCALARS = frozenset({int, float, bool, complex, str, bytes, type(None)})
 
@@ -540,7 +570,7 @@ class _Marker:
 class _FastCall:
     """A traced graph bound to one argument layout: pick the arrays, run the plan, rebuild."""
 
-    __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars")
+    __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars", "node", "generation", "tier")
 
     @classmethod
     def make(cls, graph, signature, args, kwargs):
@@ -559,7 +589,10 @@ class _FastCall:
         arrays = [args[w] if type(w) is int else kwargs[w] for w in picks]
         self = cls()
         self.picks = picks
+        self.node = graph.node
+        self.generation = graph.node.generation
         self.plan = graph.node.plan(arrays)
+        self.tier = graph.tier if graph.tier is not None and graph.tier.watching else None
         self.spec = graph.traced.output_spec
         self.single = self.spec[1] if self.spec[0] == "leaf" else None
         # the usual result, a flat dict of arrays, is rebuilt without walking the spec
@@ -575,6 +608,22 @@ class _FastCall:
         return self
 
     def __call__(self, args, kwargs):
+        if self.generation != self.node.generation:  # the runner changed (a tier swap): a new plan
+            self.generation = self.node.generation
+            self.plan = None
+            self.direct = False if self.scalars else None
+        tier = self.tier
+        if tier is None:
+            return self._run(args, kwargs)
+        if not tier.watching:
+            self.tier = None
+            return self._run(args, kwargs)
+        t = _clock()
+        out = self._run(args, kwargs)
+        tier.note(_clock() - t)
+        return out
+
+    def _run(self, args, kwargs):
         direct = self.direct
         if direct:
             out = direct(args, kwargs)
@@ -582,6 +631,8 @@ class _FastCall:
                 return out if self.single is None else out[None]
         arrays = [args[w] if type(w) is int else kwargs[w] for w in self.picks]
         plan = self.plan
+        if plan is None:
+            plan = self.plan = self.node.plan(arrays)
         out = plan.run(arrays)
         if self.scalars:
             out = as_scalars(out, self.scalars)
@@ -649,7 +700,11 @@ def _run(graph, args, kwargs):
     names = {path: name for path, name in graph.traced.input_paths}
     tensors = [v for _, v in leaves if isinstance(v, torch.Tensor)]
     if not tensors:
+        tier = graph.tier if graph.tier is not None and graph.tier.watching else None
+        t = _clock()
         out = graph.node(**{names[path]: value for path, value in leaves})
+        if tier is not None:
+            tier.note(_clock() - t)
         return rebuild(graph.traced.output_spec, as_scalars(out, graph.traced.scalar_outputs))
     device = tensors[0].device
     values = [v.to(device) if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v), device=device)

@@ -270,8 +270,32 @@ class Builder:
         return proxy
 
 
+class Lowered:
+    """A lowered graph and the module holding its constants, before torch.fx writes forward().
+
+    Writing and compiling forward() (``GraphModule.__init__`` -> ``recompile``)
+    was 40% of lowering the seed example, whatever the graph's size, and
+    lowering's checks never run it (``check_dtypes`` interprets the graph), so
+    ``session_graph.CompiledNode`` makes the GraphModule when it is first asked
+    for (``module()``): at the first call, export or read of ``graph_module``.
+    """
+
+    __slots__ = ("root", "graph", "class_name")
+
+    def __init__(self, root, graph, class_name):
+        self.root, self.graph, self.class_name = root, graph, class_name
+
+    def module(self) -> torch.fx.GraphModule:
+        return torch.fx.GraphModule(self.root, self.graph, class_name=self.class_name)
+
+
 def lower(trace, outputs, *, input_names=None):
     """Build the GraphModule computing ``outputs`` (name -> Node or constant) from the trace inputs."""
+    return lower_graph(trace, outputs).module()
+
+
+def lower_graph(trace, outputs) -> Lowered:
+    """``lower`` without making the GraphModule (see ``Lowered``)."""
     stale.check(trace, outputs)  # a value from another trace: refused, not lowered by its index
     b = Builder()
     env = {}
@@ -338,8 +362,7 @@ def lower(trace, outputs, *, input_names=None):
         else:
             out[name] = b.constant(np.asarray(value))
     b.graph.output({k: (v.node if isinstance(v, torch.fx.Proxy) else v) for k, v in out.items()})
-    gm = torch.fx.GraphModule(b.root, b.graph, class_name=_class_name(trace.name))
-    return gm
+    return Lowered(b.root, b.graph, _class_name(trace.name))
 
 
 def _identifier(name, used) -> str:
@@ -439,6 +462,7 @@ def _evaluate(gm, inputs):
     values = {}
     get = values.__getitem__
     feed = iter(inputs)
+    owner = gm.root if isinstance(gm, Lowered) else gm  # where get_attr targets live
     n = None
     try:
         for n in gm.graph.nodes:
@@ -451,9 +475,9 @@ def _evaluate(gm, inputs):
             elif op == "placeholder":
                 value = next(feed)
             elif op == "get_attr":
-                value = _attr(gm, n.target)
+                value = _attr(owner, n.target)
             elif op == "call_module":
-                value = gm.get_submodule(n.target)(*_map_arg(n.args, get), **_map_arg(n.kwargs, get))
+                value = owner.get_submodule(n.target)(*_map_arg(n.args, get), **_map_arg(n.kwargs, get))
             else:  # output
                 return values, _map_arg(n.args[0], get)
             values[n] = value
@@ -471,7 +495,8 @@ def _attr(gm, target):
 
 
 def check_dtypes(gm, inputs, *, where="graph"):
-    """Run ``gm`` once and make every node's dtype NumPy's; shapes must already agree.
+    """Run ``gm`` (a GraphModule or a ``Lowered``) once and make every node's dtype NumPy's;
+    shapes must already agree.
 
     Returns the graph's output on ``inputs`` when nothing was repaired (the
     lowered graph is then exactly what ran), else None.
@@ -506,6 +531,7 @@ def check_dtypes(gm, inputs, *, where="graph"):
             stacklevel=2,
         )
     if repaired:
-        gm.recompile()
+        if isinstance(gm, torch.fx.GraphModule):  # a Lowered writes its code when made
+            gm.recompile()
         return None
     return output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import threading
 import warnings
 
 import numpy as np
@@ -11,13 +12,14 @@ import torch
 from ..errors import InputError, LeappInternalWarning, LeappWarning, ReductionOrderWarning
 from . import state
 from .backends import check_backend, compile_runner
-from .build import check_dtypes, lower
+from .build import check_dtypes, lower_graph
 from .dtypes import tensor_from_numpy, tensor_to_numpy, to_torch
 from .inputs import check_array_type
 from .ir import _copy_array, format_loc
 
 _from_numpy = torch.from_numpy
 _ndarray = np.ndarray
+_making = threading.Lock()  # one thread makes a node's GraphModule
 
 
 class CompiledNode:
@@ -25,7 +27,9 @@ class CompiledNode:
 
     def __init__(self, name, graph_module, input_names, output_dtypes, problems=(), notes=(), input_specs=None):
         self.name = name
-        self.graph_module = graph_module
+        # A GraphModule, or a build.Lowered graph whose GraphModule is made on first use
+        self._gm = graph_module if isinstance(graph_module, torch.fx.GraphModule) else None
+        self._lowered = None if self._gm is not None else graph_module
         self.input_names = list(input_names)
         # name -> (dtype, shape) the graph was traced for; every call is checked against it
         self.input_specs = dict(input_specs or {})
@@ -38,16 +42,20 @@ class CompiledNode:
         self.validation = None
         self.scalar_operands = []  # (value, op, loc) of NumPy scalars the trace met as operands
         self.backend = "fx"
-        self.runner = graph_module  # what runs the graph: the GraphModule, or code compiled from it
+        self._runner = None  # code compiled from the graph (a backend), or None: the GraphModule runs
         self._compiled_for = None  # [(shape, dtype)] of each input, for a compiled runner
         self._plans = {}  # input layout -> CallPlan
+        # Bumped whenever the runner changes (a tier swap from another thread): callers that keep
+        # a plan (compiler.function._FastCall) compare it and fetch a new one.
+        self.generation = 0
+        self._runner_lock = threading.Lock()  # a plan is made and the runner swapped one at a time
         self._aliased = None  # outputs sharing memory with an input or a constant (see CallPlan)
         self._on_device = {}  # torch.device -> (the code it was copied at, the graph on that device)
 
     @classmethod
     def from_trace(cls, trace, notes=()):
         with state.collector_relaxed():  # lowering allocates as much as recording
-            gm = lower(trace, trace.outputs)
+            gm = lower_graph(trace, trace.outputs)
             inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
             checked = check_dtypes(gm, inputs)
         dtypes = {k: np.asarray(v).dtype for k, v in trace.output_values.items()}
@@ -56,6 +64,27 @@ class CompiledNode:
         node.scalar_operands = _numpy_scalar_operands(trace)
         node._self_check(trace, checked)
         return node
+
+    @property
+    def graph_module(self) -> torch.fx.GraphModule:
+        """The graph as a ``torch.fx.GraphModule`` (made, and its forward() written, on first use)."""
+        gm = self._gm
+        if gm is None:
+            with _making:
+                gm = self._gm
+                if gm is None:
+                    gm = self._gm = self._lowered.module()
+                    self._lowered = None
+        return gm
+
+    @graph_module.setter
+    def graph_module(self, gm):
+        self._gm, self._lowered = gm, None
+
+    @property
+    def runner(self):
+        """What runs NumPy calls of the compiled layout: the GraphModule, or a backend's code."""
+        return self.graph_module if self._runner is None else self._runner
 
     def _self_check(self, trace, checked=None):
         """The graph must reproduce the traced sample itself; if not, an adapter is wrong, or float
@@ -110,26 +139,36 @@ class CompiledNode:
         check_backend(backend)
         arrays = [np.asarray(inputs[n]) for n in self.input_names]
         runner = compile_runner(self.graph_module, [tensor_from_numpy(a) for a in arrays], backend)
-        before = (self.backend, self.runner, self._compiled_for)
-        self.backend, self.runner = backend, runner
-        self._compiled_for = [(a.shape, a.dtype) for a in arrays]
-        self._plans.clear()
+        before = (self.backend, self._runner, self._compiled_for)
+        self.adopt_runner(backend, runner, [(a.shape, a.dtype) for a in arrays])
         got = self(**inputs)
         bad = [k for k, want in outputs.items() if not _close(got[k], want, 1e-5, 1e-6)]
         if bad:
-            self.backend, self.runner, self._compiled_for = before
-            self._plans.clear()
+            self.adopt_runner(*before)
             warnings.warn(f"node {self.name!r}: the {backend} backend's code does not reproduce NumPy on the "
                           f"traced sample (output {bad[0]!r}, max error {_max_err(got[bad[0]], outputs[bad[0]])}); "
                           f"running the FX graph instead", LeappWarning, stacklevel=2)
         return self.backend
+
+    def adopt_runner(self, backend, runner, compiled_for):
+        """Run NumPy calls of the layouts ``compiled_for`` ([(shape, dtype)] per input) with
+        ``runner`` from now on; safe while other threads call the node (a call under way finishes
+        on the runner it started with)."""
+        with self._runner_lock:
+            self._compiled_for = compiled_for
+            self.backend, self._runner = backend, runner
+            self._plans = {}
+            self.generation += 1
 
     def plan(self, arrays):
         """The ``CallPlan`` for these NumPy input arrays (one per layout, made on first use)."""
         key = tuple((type(a), a.shape, a.strides, a.dtype) for a in arrays)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = CallPlan(self, arrays)
+            with self._runner_lock:  # not half-way through a swap: the plan sees one runner
+                plan = self._plans.get(key)
+                if plan is None:
+                    plan = self._plans[key] = CallPlan(self, arrays)
         return plan
 
     def run_torch(self, *args, **inputs):
@@ -240,10 +279,10 @@ class CallPlan:
     __slots__ = ("node", "runner", "views", "names", "plain", "quiet", "_direct")
 
     def __init__(self, node, arrays):
-        compiled = node.runner is not node.graph_module
+        compiled = node._runner is not None
         fits = compiled and [(a.shape, a.dtype) for a in arrays] == node._compiled_for
         self.node = node
-        self.runner = node.runner if fits else _forward_of(node.graph_module)
+        self.runner = node._runner if fits else _forward_of(node.graph_module)
         self.views = [a.dtype.isnative and min(a.strides, default=0) >= 0
                       and (not fits or a.flags.c_contiguous) for a in arrays]
         self.names = node.output_names

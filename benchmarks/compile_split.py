@@ -1,0 +1,254 @@
+"""Where compile time goes: the seed and robot examples, phase by phase, in one run.
+
+    PYTHONPATH=src taskset -c 1 .venv/bin/python benchmarks/compile_split.py [--repeats 30] [--samples 3]
+
+For ``leapp.compile`` on each example (first call of a fresh decoration, the
+FX tier, no fused compile): static pass (read, lint, rewrite at decoration),
+trace (recording), lower (the FX graph), dtype check + self-check, cross-check
+(static verdicts against what was recorded), the call itself (binding, plan,
+the first run), making the GraphModule (torch.fx writes and compiles
+forward(), at the first run), and validation when asked (``validate=N``: the
+function and the graph on N perturbed inputs).
+
+The differential check (the graph against the function on generated inputs
+after every trace, by default) has its own row: when ``leapp.compile`` takes a
+``check=`` option the row is the first call with its default minus the first
+call with it off; until then it is what ``validate`` on ``--samples`` generated
+inputs costs today, printed as that. Escape detection has no phase of its own
+here (it runs inside the trace). Issue 21's budget: the differential check and
+escape detection at most 50% of the trace on the robot example.
+
+The seed example also goes through the seed API (``leapp.start`` ..
+``compile_graph``): trace, lower + checks, the first call, validation on the
+later frames. Medians over ``--repeats``; a shared machine slows every phase
+alike only roughly, so compare phases within one run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+
+import leapp
+import leapp.api
+from leapp.compiler import crosscheck, function, source
+from leapp.examples import robot_obs
+from leapp.examples.seed import STATE_MEAN, STATE_STD
+from leapp.runtime import build, session_graph, tracing
+from leapp.runtime.session_graph import CompiledNode
+
+LOWER = "lower_graph"  # what CompiledNode.from_trace calls to build the FX graph
+
+
+def seed_step(state, velocity):
+    return np.concatenate([np.clip((state - STATE_MEAN) / STATE_STD, -5.0, 5.0), velocity])
+
+
+SEED_INPUTS = {"state": np.linspace(-1.0, 1.0, 6, dtype=np.float32),
+               "velocity": np.array([0.5, -0.25, 1.0], np.float32)}
+
+
+class Phases:
+    """Wraps functions so that each call adds its seconds to a phase, exclusive: a phase that runs
+    inside another (the GraphModule made during validation) is taken out of the outer one."""
+
+    def __init__(self):
+        self.seconds = {}
+        self._undo = []
+        self._stack = []
+
+    def wrap(self, owner, attr, phase, kind=None):
+        real = inspect.getattr_static(owner, attr)
+        fn = real.__func__ if isinstance(real, (classmethod, staticmethod)) else real
+
+        def timed(*args, **kwargs):
+            self._stack.append(phase)
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent = time.perf_counter() - t
+                self._stack.pop()
+                self.seconds[phase] = self.seconds.get(phase, 0.0) + spent
+                if self._stack:
+                    outer = self._stack[-1]
+                    self.seconds[outer] = self.seconds.get(outer, 0.0) - spent
+
+        wrapped = classmethod(timed) if isinstance(real, classmethod) else timed
+        setattr(owner, attr, wrapped)
+        self._undo.append((owner, attr, real))
+
+    def restore(self):
+        for owner, attr, real in reversed(self._undo):
+            setattr(owner, attr, real)
+        self._undo.clear()
+
+
+def check_option():
+    """leapp.compile's ``check=`` option as (on, off) keyword dicts, or None where it has none."""
+    if "check" not in inspect.signature(leapp.compile).parameters:
+        return None
+    return {}, {"check": 0}
+
+
+def through_compile(fn, inputs, repeats, validate):
+    """{phase: median seconds} of decorating ``fn`` and calling it once."""
+    rows = {}
+    for _ in range(repeats):
+        p = Phases()
+        p.wrap(source, "read", "static pass")
+        p.wrap(source, "build", "static pass (rewrite)")
+        p.wrap(function, "trace_function", "trace_function")
+        p.wrap(CompiledNode, "from_trace", "from_trace")
+        p.wrap(session_graph, LOWER, "lower")
+        p.wrap(build.Lowered, "module", "GraphModule")
+        p.wrap(crosscheck, "check", "cross-check")
+        p.wrap(function.CompiledFunction, "_validate", "validation")
+        if hasattr(function.CompiledFunction, "_differential_check"):  # leapp.compile's check=
+            p.wrap(function.CompiledFunction, "_differential_check", "differential")
+        if hasattr(tracing, "_report_escapes"):  # traced arrays still held after the call
+            p.wrap(tracing, "_report_escapes", "escapes")
+        try:
+            t = time.perf_counter()
+            cf = leapp.compile(fn, tier="fx", validate=validate)
+            t_dec = time.perf_counter()
+            cf(**inputs)
+            t_end = time.perf_counter()
+        finally:
+            p.restore()
+        s = p.seconds
+        static = s.get("static pass", 0.0) + s.get("static pass (rewrite)", 0.0)
+        phases = {
+            "static pass (decoration)": static,
+            "trace (recording)": s["trace_function"],
+            "lower (FX graph)": s["lower"],
+            "dtype check + self-check": s["from_trace"],
+            "cross-check": s.get("cross-check", 0.0),
+            "validation": s.get("validation", 0.0),
+            "GraphModule made (torch.fx writes forward())": s.get("GraphModule", 0.0),
+        }
+        if "differential" in s:
+            phases["differential check (leapp.compile's default check=)"] = s["differential"]
+        if "escapes" in s:
+            phases["escape detection (arrays still held after the call)"] = s["escapes"]
+        phases["call (bind, plan, first run)"] = t_end - t_dec - sum(phases.values()) + static
+        phases["decoration, other"] = t_dec - t - static
+        for k, v in phases.items():
+            rows.setdefault(k, []).append(v)
+    return {k: statistics.median(v) for k, v in rows.items()}
+
+
+def differential(fn, inputs, repeats, samples):
+    """(label, median seconds) of the differential check's slot."""
+    option = check_option()
+    if option is not None:
+        on, off = option
+        times = {"on": [], "off": []}
+        for _ in range(repeats):
+            for name, kw in (("on", on), ("off", off)):
+                t = time.perf_counter()
+                leapp.compile(fn, tier="fx", **kw)(**inputs)
+                times[name].append(time.perf_counter() - t)
+        return ("differential check (leapp.compile's default check=, on minus off)",
+                statistics.median(times["on"]) - statistics.median(times["off"]))
+    cf = leapp.compile(fn, tier="fx")
+    cf(**inputs)
+    p = Phases()
+    p.wrap(function.CompiledFunction, "_validate", "validation")
+    p.wrap(build.Lowered, "module", "GraphModule")  # the retraced graph's, made by its first run
+    try:
+        for _ in range(repeats):
+            cf.trace(**inputs, validate=samples)
+    finally:
+        p.restore()
+    return (f"differential check (not in leapp.compile yet: validate on {samples} generated inputs today)",
+            p.seconds["validation"] / repeats)
+
+
+def seed_api(repeats):
+    """{phase: median seconds} of the seed example through leapp.start .. compile_graph (3 frames)."""
+    from leapp.examples import seed
+
+    rows = {}
+    frames = list(seed.frames(3))
+    for _ in range(repeats):
+        leapp.start("split")
+        t = time.perf_counter()
+        seed.preprocess(frames[0])
+        t_trace = time.perf_counter() - t
+        for frame in frames[1:]:
+            seed.preprocess(frame)
+        leapp.stop()
+        p = Phases()
+        p.wrap(CompiledNode, "from_trace", "from_trace")
+        p.wrap(session_graph, LOWER, "lower")
+        p.wrap(build.Lowered, "module", "GraphModule")
+        p.wrap(leapp.api, "validate_samples", "validation")
+        try:
+            t = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pipeline = leapp.compile_graph(validate=True)
+            t_compile = time.perf_counter() - t
+        finally:
+            p.restore()
+        s = p.seconds
+        phases = {
+            "trace (input_tensors .. output_tensors, first frame)": t_trace,
+            "lower (FX graph)": s["lower"],
+            "dtype check + self-check": s["from_trace"],
+            "GraphModule made (torch.fx writes forward())": s.get("GraphModule", 0.0),
+            "validation on 2 later frames": s["validation"],
+        }
+        phases["compile_graph, other (cross-check, pipeline)"] = t_compile - sum(phases.values()) + t_trace
+        node = pipeline["preprocess"]
+        t = time.perf_counter()
+        node(**{k: v for k, v in zip(node.input_names, frames[0].values(), strict=True)})
+        phases["a call after validation"] = time.perf_counter() - t
+        for k, v in phases.items():
+            rows.setdefault(k, []).append(v)
+    return {k: statistics.median(v) for k, v in rows.items()}
+
+
+def show(title, phases):
+    print(title)
+    width = max(len(k) for k in phases)
+    for k, v in phases.items():
+        print(f"  {k:<{width}}  {v * 1e3:8.3f} ms")
+
+
+def main():
+    repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 30
+    samples = int(sys.argv[sys.argv.index("--samples") + 1]) if "--samples" in sys.argv else 3
+    validate = 2
+    robot_inputs = robot_obs.example_inputs(batch=1)
+    for name, fn, inputs in (("seed", seed_step, SEED_INPUTS), ("robot", robot_obs.step, robot_inputs)):
+        for _ in range(3):  # warm: first-use imports and caches are not what a phase costs
+            leapp.compile(fn, tier="fx", validate=validate)(**inputs)
+        phases = through_compile(fn, inputs, repeats, validate)
+        label = "differential check (leapp.compile's default check=)"
+        if label in phases:
+            diff = phases[label] + phases.get("escape detection (arrays still held after the call)", 0.0)
+        else:
+            label, diff = differential(fn, inputs, repeats, samples)
+            phases[label] = diff
+        show(f"{name} example through leapp.compile (validate={validate}), median of {repeats}:", phases)
+        trace = phases["trace (recording)"]
+        print(f"  trace + lower + dtype/self-check: "
+              f"{(trace + phases['lower (FX graph)'] + phases['dtype check + self-check']) * 1e3:.3f} ms; "
+              f"(differential check + escape detection) / trace: {diff / trace:.2f} (budget <= 0.5)")
+    for _ in range(3):
+        seed_api(1)
+    phases = seed_api(repeats)
+    show(f"seed example through the seed API (3 frames), median of {repeats}:", phases)
+    own = sum(v for k, v in phases.items() if k.startswith(("trace", "lower", "dtype")))
+    print(f"  trace + lower + dtype/self-check: {own * 1e3:.3f} ms (goal < 1 ms)")
+
+
+if __name__ == "__main__":
+    main()

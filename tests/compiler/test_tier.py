@@ -1,0 +1,209 @@
+"""tier="auto": the FX graph first, fused code compiled off the call path once a signature is hot.
+
+One test compiles with inductor for real (from the tier's background thread); the others replace
+the compiler with runners that are wrong in one way each, or that wait for the test's signal, so
+that what happens meanwhile is deterministic.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+import leapp
+from leapp.compiler import tier
+from leapp.runtime import backends
+
+X = np.linspace(-3.0, 3.0, 64, dtype=np.float32).reshape(16, 4)
+
+
+def relu_scale(x):
+    return {"y": np.maximum(x, 0.0) * 0.5 + 1.0, "z": np.minimum(x, 0.0)}
+
+
+def chain(x):
+    y = x * 1.5 - 0.25
+    y = np.abs(y) * y + 2.0
+    y = np.minimum(np.maximum(y, -4.0), 4.0) * 0.75
+    return y - x * 0.5
+
+
+@pytest.fixture
+def hot_after_5(monkeypatch):
+    monkeypatch.setattr(tier, "HOT_CALLS", 5)
+    monkeypatch.setattr(tier, "HOT_SECONDS", 1e9)
+
+
+def _equal(got, want):
+    for k in want:
+        assert got[k].dtype == want[k].dtype
+        np.testing.assert_array_equal(got[k], want[k])
+
+
+def test_options_and_the_environment_choose_the_tier(monkeypatch):
+    monkeypatch.delenv(tier.ENV, raising=False)
+    assert leapp.compile(relu_scale).tier == "auto"
+    assert leapp.compile(relu_scale, tier="fx").tier == "fx"
+    cf = leapp.compile(relu_scale, backend="inductor")
+    assert (cf.tier, cf.backend) == ("inductor", "inductor")
+    assert leapp.compile(relu_scale, backend="fx").tier == "fx"
+    monkeypatch.setenv(tier.ENV, "inductor")
+    assert leapp.compile(relu_scale).tier == "inductor"
+    monkeypatch.setenv(tier.ENV, "fast")
+    with pytest.raises(ValueError, match="LEAPP_TIER must be one of 'auto', 'fx', 'inductor', not 'fast'"):
+        leapp.compile(relu_scale)
+    with pytest.raises(ValueError, match="tier='fx' and backend='inductor' disagree"):
+        leapp.compile(relu_scale, tier="fx", backend="inductor")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        leapp.compile(relu_scale, backend="tvm")
+
+
+def test_a_hot_signature_compiles_in_the_background_and_the_fast_call_uses_it(monkeypatch, hot_after_5):
+    """The real inductor compile, run from the tier's thread, while this thread traces other code."""
+    monkeypatch.delenv(tier.ENV, raising=False)
+    used = []
+    real = backends.compile_runner
+
+    def counting(graph_module, example_inputs, backend):
+        used.append(threading.current_thread() is not threading.main_thread())
+        runner = real(graph_module, example_inputs, backend)
+
+        def run(*tensors):
+            used.append("call")
+            return runner(*tensors)
+        return run
+
+    monkeypatch.setattr(backends, "compile_runner", counting)
+    x = np.linspace(-2.0, 2.0, 200_000, dtype=np.float32)
+    cf = leapp.compile(chain)
+    want = chain(x)
+    for _ in range(5):
+        got = cf(x)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    # while it compiles: this thread traces and runs another function, in a trace of its own
+    other = leapp.compile(relu_scale, tier="fx")
+    _equal(other(X), relu_scale(X))
+    assert cf.wait_for_tier(timeout=600)
+    assert used[0] is True  # compiled off the main thread
+    assert cf.backends == ["inductor"], cf.format_report()
+    assert "tier: inductor" in cf.format_report()
+    before = used.count("call")
+    for _ in range(3):
+        got = cf(x)  # the repeat call's fast path, after the swap
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert used.count("call") == before + 3
+    assert torch.equal(cf(torch.from_numpy(x)), torch.from_numpy(want))  # tensors: the FX graph, as before
+
+
+def _flip_zero_signs(v):
+    return torch.where(v == 0, torch.zeros_like(v).neg(), v)
+
+
+WRONG = {
+    "values": (lambda v: v + 1, "differs from the FX graph's"),
+    "zero signs": (_flip_zero_signs, "differs from the FX graph's"),
+    "dtype": (lambda v: v.double(), "is torch.float64[16, 4] where the FX graph gives torch.float32[16, 4]"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(WRONG))
+def test_fused_code_that_would_change_a_result_is_not_swapped_in(monkeypatch, hot_after_5, how):
+    change, reason = WRONG[how]
+
+    def wrong(graph_module, example_inputs, backend):
+        return lambda *tensors: {k: change(v) for k, v in graph_module(*tensors).items()}
+
+    monkeypatch.setattr(backends, "compile_runner", wrong)
+    monkeypatch.setattr(tier, "measure", lambda fx, fused, tensors: (2.0, 1.0))  # "faster"
+    cf = leapp.compile(relu_scale, tier="auto")
+    for _ in range(6):
+        _equal(cf(X), relu_scale(X))
+    assert cf.wait_for_tier(timeout=60)
+    assert cf.backends == ["fx"]
+    assert "inductor not used: output" in cf.format_report() and reason in cf.format_report()
+    _equal(cf(X), relu_scale(X))
+
+
+def test_a_failed_or_slower_compile_stays_on_fx_and_says_why(monkeypatch, hot_after_5):
+    def failing(graph_module, example_inputs, backend):
+        raise RuntimeError("no C compiler\nmore")
+
+    monkeypatch.setattr(backends, "compile_runner", failing)
+    cf = leapp.compile(relu_scale, tier="auto")
+    for _ in range(6):
+        cf(X)
+    assert cf.wait_for_tier(timeout=60) and cf.backends == ["fx"]
+    assert "the inductor compile failed (RuntimeError: no C compiler)" in cf.format_report()
+
+    monkeypatch.setattr(backends, "compile_runner", lambda gm, inputs, backend: gm)  # the same code
+    cf = leapp.compile(relu_scale, tier="auto")
+    for _ in range(6):
+        cf(X)
+    assert cf.wait_for_tier(timeout=60) and cf.backends == ["fx"]
+    assert "not faster than the FX graph" in cf.format_report()
+
+
+def test_calls_never_wait_for_the_compile_and_threads_see_one_result(monkeypatch, hot_after_5):
+    """The compile is held until the test lets it go: calls from several threads meanwhile run
+    the FX graph; after the swap the same fast-path objects reach the fused code."""
+    release, compiled_calls = threading.Event(), []
+
+    def held(graph_module, example_inputs, backend):
+        assert release.wait(60)
+
+        def run(*tensors):
+            compiled_calls.append(1)
+            return graph_module(*tensors)
+        return run
+
+    monkeypatch.setattr(backends, "compile_runner", held)
+    monkeypatch.setattr(tier, "measure", lambda fx, fused, tensors: (2.0, 1.0))
+    cf = leapp.compile(relu_scale, tier="auto")
+    want = relu_scale(X)
+    errors = []
+
+    def caller(n):
+        try:
+            for _ in range(n):
+                _equal(cf(X), want)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=caller, args=(40,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and "compiling inductor in the background" in cf.format_report()
+    assert cf.tiers == ["compiling"]
+    assert cf.backends == ["fx"] and not compiled_calls  # 160 calls ran while the compile waited
+    threads = [threading.Thread(target=caller, args=(200,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    release.set()
+    assert cf.wait_for_tier(timeout=60)
+    for t in threads:
+        t.join(60)
+    assert not errors and cf.backends == ["inductor"] and cf.tiers == ["inductor"]
+    n = len(compiled_calls)
+    caller(5)
+    assert not errors and len(compiled_calls) == n + 5
+
+
+def test_only_numpy_calls_count_and_tier_fx_never_compiles(monkeypatch, hot_after_5):
+    compiled = []
+    monkeypatch.setattr(backends, "compile_runner", lambda gm, inputs, backend: compiled.append(1) or gm)
+    cf = leapp.compile(relu_scale, tier="auto")
+    t = torch.from_numpy(X)
+    for _ in range(10):
+        cf(t)  # tensors run the FX graph on their device: they do not make the CPU code hot
+    assert cf.wait_for_tier(timeout=5) and not compiled
+    assert "tier: fx (auto; 0 NumPy call(s)" in cf.format_report() and cf.tiers == ["cold"]
+    cf = leapp.compile(relu_scale, tier="fx")
+    for _ in range(10):
+        cf(X)
+    assert cf.wait_for_tier(timeout=5) and not compiled and "tier: fx (no fused backend)" in cf.format_report()
+    assert cf.tiers == [None]
