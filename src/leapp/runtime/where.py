@@ -33,8 +33,8 @@ def library_line(loc, depth=2):
 
 def chain(loc, library) -> str:
     """``user.py:12:8 -> lib.py:40 in fn()``, or just the user's location."""
-    if library is None:
-        return format_loc(loc)
+    if library is None or len(loc) > 4 and loc[4] is not None:
+        return format_loc(loc)  # a helper's line recorded with the call (patches.via) already names both
     return f"{format_loc(loc)} -> {library[0]}:{library[1]} in {library[2]}()"
 
 
