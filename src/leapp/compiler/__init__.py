@@ -24,7 +24,7 @@ from .stateful import StatefulFunction
 
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
-            state=None, backend: str = "fx"):
+            state=None, backend: str = "fx", convert_control_flow: bool = True):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -39,13 +39,18 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     runs each traced graph, ``"fx"`` (the GraphModule, nothing to compile) or
     ``"inductor"`` (torch inductor's fused kernels for the traced shapes; a
     second or more per traced signature, faster calls; see docs/compile.md).
+    ``convert_control_flow``: an ``if``, early ``return`` or conditional expression
+    whose test is on traced data becomes a select of both branches (``np.where``)
+    where leapp proves that exact; False leaves every such test refused (LP202).
+    See docs/control-flow.md.
     """
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
-                                    crosscheck=crosscheck, name=name, backend=backend)
+                                    crosscheck=crosscheck, name=name, backend=backend,
+                                    convert_control_flow=convert_control_flow)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
-                                backend=backend)
+                                backend=backend, convert_control_flow=convert_control_flow)
 
     return wrap if fn is None else wrap(fn)
 

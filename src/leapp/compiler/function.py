@@ -74,7 +74,8 @@ class Graph:
 
 
 class CompiledFunction:
-    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend="fx"):
+    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend="fx",
+                 convert_control_flow=True):
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
         self.backend = check_backend(backend)
@@ -88,7 +89,7 @@ class CompiledFunction:
         self._fast: dict = {}  # fast_key(args, kwargs) -> _FastCall, filled by the first call of each layout
         self.source = None
         try:
-            self.source = src_mod.read(fn)
+            self.source = src_mod.read(fn, convert=convert_control_flow)
             self._traceable = src_mod.build(fn, self.source, self._probe)
         except src_mod.NoSourceError as exc:
             self.source = None
