@@ -140,6 +140,9 @@ class CompiledFunction:
         lines = [f"{head} ({self.source.path}:{self.source.first_line}-{self.source.last_line})",
                  f"  static pass: {len(self.diagnostics)} diagnostic(s)"]
         lines += [f"    {d.path}:{d.line}:{d.col}: {d.code} {d.message}" for d in self.diagnostics]
+        if self.source.branches:  # branches on data: what leapp.ast_pass.convert chose per site
+            lines.append(f"  branches on data: {len(self.source.branches)}")
+            lines += [f"    {b.describe()}" for b in self.source.branches]
         if not self._graphs:
             lines.append("  not traced yet: call the function (or cf.trace(...)) to see runtime outcomes")
             lines.append(self._check(None).format("  static view").replace("\n", "\n  "))

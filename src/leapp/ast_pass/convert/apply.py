@@ -93,6 +93,11 @@ def _marked(line: str):
     return None
 
 
+def added(line: str) -> bool:
+    """Whether this line of converted text was added by a conversion."""
+    return _marked(line) is not None
+
+
 def own_lines(text: str) -> int:
     """How many lines of ``text`` are the user's (not added by a conversion)."""
     return sum(1 for line in text.splitlines() if _marked(line) is None)

@@ -13,6 +13,7 @@ that failed and its line; lint reports it as LP202.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from leapp import table
@@ -20,6 +21,12 @@ from leapp import table
 from ..dataflow import NDARRAY_METHODS
 
 MARKER = "# leapp: converted, line "  # ends every line a conversion inserts; the number is the user's line
+_MARKED = re.compile(re.escape(MARKER) + r"\d+[ \t]*$", re.MULTILINE)
+
+
+def holds_marker(source: str) -> bool:
+    """A line of the user's that ends as an added line would: then nothing is converted there."""
+    return MARKER in source and _MARKED.search(source) is not None
 
 # Functions that write into their arguments, and linalg calls that raise on some inputs.
 _WRITERS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal",
@@ -327,8 +334,8 @@ def _plan_if(node, ctx):
     if not ctx.functions:
         raise _Refused("it is outside a function")
     fn = ctx.functions[-1]
-    if MARKER.strip() in ctx.source:
-        raise _Refused(f"the source already holds leapp's marker `{MARKER.strip()}`")
+    if holds_marker(ctx.source):
+        raise _Refused(f"a line of the source already ends with leapp's marker `{MARKER.strip()} N`")
     facts = _facts(fn)
     parent = facts.parents.get(node)
     if isinstance(parent, ast.If) and parent.orelse == [node] and _is_elif(node, parent):
@@ -363,8 +370,10 @@ def _plan_if(node, ctx):
         if not _after(facts, name, node, loop):
             continue
         if name not in before and name not in everywhere:
+            at = min(p for p in facts.stores[name] if _inside(p, node))[0] + ctx.positions.line_offset
             raise _Refused(f"`{name}` is assigned in one branch only and not before the `if`, so "
-                           "the other branch has no value to select (assign it before the `if`)")
+                           f"the other branch has no value to select (assign it before the `if`) "
+                           f"(line {at})")
         outputs.append(name)
     return "if", tuple(sorted(before)), tuple(outputs)
 
@@ -418,8 +427,8 @@ def plan_ifexp(node: ast.IfExp, ctx, ordinal: int) -> Branch:
     try:
         if not ctx.convert:
             raise _Refused("conversion is off (convert_control_flow=False)")
-        if MARKER.strip() in ctx.source:
-            raise _Refused(f"the source already holds leapp's marker `{MARKER.strip()}`")
+        if holds_marker(ctx.source):
+            raise _Refused(f"a line of the source already ends with leapp's marker `{MARKER.strip()} N`")
         _BoolTest(ctx).check(node.test)
         _Checker(ctx, "the value before `if`").expr(node.body)
         _Checker(ctx, "the value after `else`").expr(node.orelse)
