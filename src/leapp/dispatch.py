@@ -157,6 +157,24 @@ def not_(site, value, /):
     return _branches().not_(site, value)
 
 
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+               "==": operator.eq, "!=": operator.ne}
+
+
+def chain(site, first, *rest):
+    """``a < b <= c`` in a converted test at ``site``: thunks and operator strings in turn, each
+    operand computed once (as Python does)."""
+    if _handler is None:
+        left = first()
+        for i in range(0, len(rest), 2):
+            right = rest[i + 1]()
+            result = COMPARISONS[rest[i]](left, right)
+            if not result or i == len(rest) - 2:
+                return result
+            left = right
+    return _branches().chain(site, first, rest)
+
+
 class Pending:
     """An early ``return`` whose test may be traced: taken (a plain true test), or held for a select."""
 

@@ -70,5 +70,6 @@ class Probe:
     and_ = staticmethod(dispatch.and_)
     or_ = staticmethod(dispatch.or_)
     not_ = staticmethod(dispatch.not_)
+    chain = staticmethod(dispatch.chain)
     early = staticmethod(dispatch.early)
     merge = staticmethod(dispatch.merge)

@@ -140,6 +140,24 @@ def or_(site, operands):
     return value
 
 
+def chain(site, first, rest):
+    from ..dispatch import COMPARISONS
+
+    left, results = first(), []
+    for i in range(0, len(rest), 2):
+        right = rest[i + 1]()
+        result = COMPARISONS[rest[i]](left, right)
+        if not results and not traced(result) and (not result or i == len(rest) - 2):
+            return result  # Python's answer, as Python reaches it
+        results.append(result)
+        left = right
+    out = _bools(site, results)
+    value = out[0]
+    for r in out[1:]:
+        value = np.logical_and(value, r)
+    return value
+
+
 def not_(site, value):
     if not traced(value):
         return not value

@@ -4,9 +4,8 @@
 sides stay lazy, so an untraced test evaluates one side only, as Python does.
 In a test, ``p and q`` becomes ``_leapp.and_("site", lambda: p, lambda: q)``,
 ``not p`` becomes ``_leapp.not_("site", p)`` and ``lo < x < hi`` becomes
-``_leapp.and_("site", lambda: lo < x, lambda: x < hi)`` (the plan refused a
-chain whose middle operand is not a plain name, constant or attribute, which
-would be computed twice). Line breaks inside the expression are kept, so no
+``_leapp.chain("site", lambda: lo, "<", lambda: x, "<", lambda: hi)`` (each
+operand computed once, as Python does). Line breaks inside the expression are kept, so no
 line moves.
 """
 
@@ -31,6 +30,10 @@ def _call(name, args, lpar=(), rpar=()) -> cst.Call:
     return cst.Call(_leapp(name), [cst.Arg(a) for a in args], lpar=list(lpar), rpar=list(rpar))
 
 
+_OPERATORS = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
+              cst.Equal: "==", cst.NotEqual: "!="}
+
+
 def convert_test(expr: cst.BaseExpression, site: str) -> cst.BaseExpression:
     """The test with every `and`/`or`/`not` and comparison chain routed through the dispatcher."""
     if isinstance(expr, cst.BooleanOperation):
@@ -41,11 +44,10 @@ def convert_test(expr: cst.BaseExpression, site: str) -> cst.BaseExpression:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
         return _call("not_", [_string(site), convert_test(expr.expression, site)], expr.lpar, expr.rpar)
     if isinstance(expr, cst.Comparison) and len(expr.comparisons) > 1:
-        pairs, left = [], expr.left
+        parts = [_thunk(expr.left)]
         for target in expr.comparisons:
-            pairs.append(cst.Comparison(left, [target]))
-            left = target.comparator
-        return _call("and_", [_string(site), *(_thunk(p) for p in pairs)], expr.lpar, expr.rpar)
+            parts += [cst.SimpleString(repr(_OPERATORS[type(target.operator)])), _thunk(target.comparator)]
+        return _call("chain", [_string(site), *parts], expr.lpar, expr.rpar)
     return expr
 
 

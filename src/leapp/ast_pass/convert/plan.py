@@ -413,10 +413,9 @@ class _BoolTest:
                 for v in n.values[1:]:
                     _Checker(self.ctx, "an `and`/`or` operand").expr(v)
             elif isinstance(n, ast.Compare) and len(n.ops) > 1:
-                for mid in n.comparators[:-1]:
-                    if not isinstance(mid, (ast.Name, ast.Constant, ast.Attribute)):
-                        raise _Refused(f"the comparison chain `{ast.unparse(n)}` would compute "
-                                       f"`{ast.unparse(mid)}` twice (name it first)")
+                if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
+                    raise _Refused(f"the comparison chain `{ast.unparse(n)}` mixes `is`/`in` with "
+                                   "comparisons on data")
                 for c in n.comparators:
                     _Checker(self.ctx, "a comparison in a chain").expr(c)
 

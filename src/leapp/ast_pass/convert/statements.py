@@ -146,9 +146,10 @@ def merge_returns(fn: cst.FunctionDef, pending: dict) -> cst.FunctionDef:
     held: list[str] = []
     out = []
     for stmt in body.body:
+        name = pending.get(id(stmt))
         if held:
             stmt = stmt.visit(_MergeReturns(list(held)))
-        if id(stmt) in pending:
-            held.append(pending[id(stmt)])
+        if name is not None:
+            held.append(name)
         out.append(stmt)
     return fn.with_changes(body=body.with_changes(body=out))

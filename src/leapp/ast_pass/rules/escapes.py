@@ -242,9 +242,7 @@ class ArrayTruthTest(Rule):
     def visit_test(self, test, construct, ctx):
         if isinstance(test, ast.BoolOp):
             ctx.claim(test)
-        if ctx.is_array(test) or (isinstance(test, ast.BoolOp) and any(
-                ctx.is_array(v) for v in test.values)) or (
-                isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and ctx.is_array(test.operand)):
+        if _on_data(test, ctx):
             branch = self._branch(test, construct, ctx)
             if branch is not None and branch.converted:
                 for n in ast.walk(test):
@@ -284,6 +282,15 @@ class ArrayTruthTest(Rule):
             return None
         ctx.branches.append(branch)
         return branch
+
+
+def _on_data(test, ctx) -> bool:
+    """A test whose truth comes from an array: itself, or through `and`/`or`/`not`."""
+    if isinstance(test, ast.BoolOp):
+        return any(_on_data(v, ctx) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _on_data(test.operand, ctx)
+    return ctx.is_array(test)
 
 
 class ValueToPython(Rule):
