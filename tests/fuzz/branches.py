@@ -195,7 +195,6 @@ def _branch_coverage(tests, inputs):
 
 
 def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, tmpdir=None) -> Outcome:
-    import leapp
     from leapp.errors import InternalError, LeappError
 
     source, planted, n, dtype = generate(seed)
