@@ -69,6 +69,20 @@ def both_return(x):
         return -x, x.min()
 
 
+def two_guards(x):
+    if x[0] > 1:
+        return x * 0
+    if x[1] > 1:
+        return x * 2
+    return x
+
+
+def either(x):
+    if x[0] > 1 or x[1] < -1:
+        x = -x
+    return x
+
+
 CASES = [
     (clamp, lambda v: (v.astype(F32), 1.5), [np.array([0.5, 1.0]), np.array([0.5, 3.0])]),
     (gait, lambda v: (v.astype(F32), np.arange(2, dtype=F32)), [np.array([0.1, 0.2]), np.array([0.9, 0.7])]),
@@ -79,6 +93,10 @@ CASES = [
      [np.array([0.5, 0.5]), np.array([3.0, 3.0]), np.array([-1.0, -2.0]), np.array([20.0, 1.0]),
       np.array([6.0, 6.0]), np.array([1.5, 1.5])]),
     (both_return, lambda v: (v.astype(F32),), [np.array([1.0, 2.0]), np.array([-1.0, -2.0])]),
+    (two_guards, lambda v: (v.astype(F32),),
+     [np.array([0.0, 0.0]), np.array([2.0, 0.0]), np.array([0.0, 2.0]), np.array([2.0, 2.0])]),
+    (either, lambda v: (v.astype(F32),),
+     [np.array([0.0, 0.0]), np.array([2.0, 0.0]), np.array([0.0, -2.0]), np.array([2.0, -2.0])]),
 ]
 
 
