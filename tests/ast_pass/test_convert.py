@@ -77,6 +77,11 @@ def branches(body: str, params: str = "x"):
         x.sort()
     return x
     """, "kept for its side effect"),
+    ("""\
+    if (n := x.sum()) > 0 and n < 5:
+        x = -x
+    return x
+    """, "has a `NamedExpr` expression"),
 ])
 def test_a_refusal_names_the_property_that_failed(body, words):
     analysis = branches(body)

@@ -409,6 +409,9 @@ class _BoolTest:
 
     def check(self, test):
         for n in ast.walk(test):
+            if isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)):
+                # parts of a converted test run inside lambdas, where `:=` would bind another scope
+                raise _Refused(f"the test has a `{type(n).__name__}` expression (assign it before the `if`)")
             if isinstance(n, ast.BoolOp):
                 for v in n.values[1:]:
                     _Checker(self.ctx, "an `and`/`or` operand").expr(v)
