@@ -280,7 +280,7 @@ def _onnx(cf, inputs, wants, folder, seed, dtype) -> str | None:
     for (x, y), (kind, want) in zip(inputs, wants, strict=True):
         if kind != "ok":
             continue
-        (got,) = session.run(None, dict(zip(names, (x, y), strict=True)))
+        (got,) = session.run(None, {k: v for k, v in (("x", x), ("y", y)) if k in names})  # unused: pruned
         problem = _same(got, want, dtype)
         if problem:
             return f"onnx on {x!r} {y!r}: {problem}"
