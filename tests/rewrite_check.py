@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from leapp.ast_pass import rewrite_source
+from leapp.ast_pass.convert.apply import added, own_lines
 from leapp.ast_pass.rewrite import IMPORT_LINE
 
 
@@ -25,13 +26,20 @@ def mismatches(compiled) -> list[str]:
     """
     by_file: dict = {}
     for qualname, src, text in compiled:
-        by_file.setdefault((src.path, text), []).append((qualname, src))
+        by_file.setdefault((src.path, text, src.convert), []).append((qualname, src))
     out = []
-    for (path, text), items in by_file.items():
-        shown = rewrite_source(text, path, include_functions=tuple(q for q, _ in items)).splitlines()
-        offset = len(shown) - len(text.splitlines())  # the dispatch import, when it was added
+    for (path, text, convert), items in by_file.items():
+        shown = rewrite_source(text, path, include_functions=tuple(q for q, _ in items),
+                               convert=convert).splitlines()
+        offset = own_lines("\n".join(shown)) - len(text.splitlines())  # the dispatch import, when it was added
+        own = []  # per shown line, the user's line it is or follows (lines a branch conversion added)
+        count = 0
+        for line in shown:
+            count += not added(line)
+            own.append(count - offset)
         for qualname, src in items:
-            cli = textwrap.dedent("\n".join(shown[src.first_line - 1 + offset:src.last_line + offset]))
+            cli = textwrap.dedent("\n".join(line for line, n in zip(shown, own, strict=True)
+                                            if src.first_line <= n <= src.last_line))
             ran = src.rewritten[len(IMPORT_LINE):] if src.rewritten.startswith(IMPORT_LINE) else src.rewritten
             if cli.rstrip() != ran.rstrip():
                 out.append(f"{path}:{src.first_line} {qualname}:\n--- leapp rewrite\n{cli}\n--- compile ran\n{ran}")

@@ -144,6 +144,8 @@ def _register_rewrite(sub) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print a unified diff")
     mode.add_argument("--in-place", action="store_true", help="rewrite the files")
+    p.add_argument("--no-convert-control-flow", dest="convert", action="store_false",
+                   help="leave branches on data as written (as leapp.compile(convert_control_flow=False))")
     p.add_argument("--scope", choices=["auto", "all"], default=None)
     p.add_argument("--config", default=None)
     p.set_defaults(run=_run_rewrite)
@@ -173,7 +175,8 @@ def _run_rewrite(args) -> int:
         try:
             before, bom = decode_source(data)
             scope, functions = settings.file_options(path)
-            after = rewrite_source(before, shown, scope=scope, include_functions=functions)
+            after = rewrite_source(before, shown, scope=scope, include_functions=functions,
+                                   convert=args.convert)
             if args.in_place and after != before:
                 atomic_write(os.path.realpath(path), encode_source(after, bom))
         except (OSError, UnicodeDecodeError, SyntaxError) as e:

@@ -97,3 +97,106 @@ def set_handler(handler) -> None:
     """Install (or with None, remove) the runtime's handler. Used by leapp.runtime."""
     global _handler
     _handler = handler
+
+
+# --- branches on data (``leapp.ast_pass.convert``) ----------------------------
+# A converted ``if`` reads ``(y,) = _leapp.if_("prep.py:7:5", test, t, f, (y,))``, where
+# ``t`` and ``f`` are the branch bodies as local functions returning the values that
+# flow out. Untraced tests branch exactly as Python does; a traced test runs both
+# branches and selects (``leapp.runtime.branches``).
+
+
+def _branches():
+    from leapp.runtime import branches  # loaded only while tracing, when torch and NumPy are
+
+    return branches
+
+
+def if_(site, test, true_fn, false_fn, args, /):
+    """The ``if`` statement at ``site``: ``true_fn(*args)`` if ``test`` else ``false_fn(*args)``."""
+    if _handler is None:
+        return true_fn(*args) if test else false_fn(*args)
+    return _branches().if_(site, test, true_fn, false_fn, args)
+
+
+def ifexp(site, test, true_fn, false_fn, /):
+    """The conditional expression ``a if test else b`` at ``site``, its sides as thunks."""
+    if _handler is None:
+        return true_fn() if test else false_fn()
+    return _branches().if_(site, test, true_fn, false_fn, ())
+
+
+def and_(site, *operands):
+    """``a and b and ...`` in a converted test at ``site``, each operand a thunk."""
+    if _handler is None:
+        value = operands[0]()
+        for operand in operands[1:]:
+            if not value:
+                return value
+            value = operand()
+        return value
+    return _branches().and_(site, operands)
+
+
+def or_(site, *operands):
+    """``a or b or ...`` in a converted test at ``site``, each operand a thunk."""
+    if _handler is None:
+        value = operands[0]()
+        for operand in operands[1:]:
+            if value:
+                return value
+            value = operand()
+        return value
+    return _branches().or_(site, operands)
+
+
+def not_(site, value, /):
+    """``not value`` in a converted test at ``site``."""
+    if _handler is None:
+        return not value
+    return _branches().not_(site, value)
+
+
+COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+               "==": operator.eq, "!=": operator.ne}
+
+
+def chain(site, first, *rest):
+    """``a < b <= c`` in a converted test at ``site``: thunks and operator strings in turn, each
+    operand computed once (as Python does)."""
+    if _handler is None:
+        left = first()
+        for i in range(0, len(rest), 2):
+            right = rest[i + 1]()
+            result = COMPARISONS[rest[i]](left, right)
+            if not result or i == len(rest) - 2:
+                return result
+            left = right
+    return _branches().chain(site, first, rest)
+
+
+class Pending:
+    """An early ``return`` whose test may be traced: taken (a plain true test), or held for a select."""
+
+    __slots__ = ("taken", "value", "test", "site")
+
+    def __init__(self, taken, value, test=None, site=None):
+        self.taken, self.value, self.test, self.site = taken, value, test, site
+
+
+_NOT_TAKEN = Pending(False, None)
+
+
+def early(site, test, body, args, /):
+    """``if test: <body ending in return>`` at the top of a function body, at ``site``."""
+    if _handler is None:
+        return Pending(True, body(*args)) if test else _NOT_TAKEN
+    return _branches().early(site, test, body, args)
+
+
+def merge(pending, value, /):
+    """A later ``return value`` after early returns ``pending`` (in source order)."""
+    held = [p for p in pending if p.test is not None]
+    if not held:
+        return value
+    return _branches().merge(held, value)

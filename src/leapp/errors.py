@@ -38,6 +38,10 @@ class TraceError(LeappError, RuntimeError):
     """The annotated region was used in a way tracing cannot follow (API misuse)."""
 
 
+class ConversionError(LeappError, TypeError):
+    """A branch on traced data that leapp converted cannot become a select (dtypes, shapes, values)."""
+
+
 class ProblemsError(LeappError, RuntimeError):
     """Several problems found in one trace, listed together."""
 

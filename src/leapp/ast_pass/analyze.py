@@ -100,15 +100,15 @@ def _dedent(source: str) -> tuple[str, int]:
 
 def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
                    include_functions=(), imports=None, select=None, ignore=None,
-                   module_arrays=()) -> Analysis:
+                   module_arrays=(), convert=True) -> Analysis:
     """Check ``source``; see the package docstring for the contract."""
     return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
                     include_functions=include_functions, imports=imports, select=select,
-                    ignore=ignore, module_arrays=module_arrays)
+                    ignore=ignore, module_arrays=module_arrays, convert=convert)
 
 
 def _analyze(source: str, path: str, *, scope, first_line, include_functions, imports, select,
-             ignore, module_arrays=()) -> Analysis:
+             ignore, module_arrays=(), convert=True) -> Analysis:
     if scope not in ("auto", "all"):
         raise ValueError(f"scope must be 'auto' or 'all', not {scope!r}")
     result = Analysis()
@@ -142,6 +142,7 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
     walker = Walker([r() for r in CHECKS], tree, module, path, text, lines,
                     Positions(lines, first_line - 1, indent),
                     "np" if "np" in aliases else (aliases[0] if aliases else None))
+    walker.convert = convert
     walker.collect_module_arrays()
     for name in module_arrays:  # the function's globals holding arrays, from the compiler
         module.bound.add(name)
@@ -158,6 +159,7 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
     diags = [d for d in walker.diagnostics if selected(d.code, select, ignore)
              and not _suppressed(d, d.line - first_line + 1, per_line, file_wide)]
     result.diagnostics = sorted(set(diags), key=lambda d: (d.line, d.col, d.code))
+    result.branches = sorted(walker.branches, key=lambda b: (b.line, b.col))
     result.sites = sorted((s for s, _, _ in walker.sites.values()), key=lambda s: (s.line, s.col))
     return result
 

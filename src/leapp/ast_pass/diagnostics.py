@@ -88,3 +88,4 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sites: list[Site] = field(default_factory=list)
     in_scope: bool = False  # False: nothing in the source is traced
+    branches: list = field(default_factory=list)  # convert.Branch: each branch on data, converted or not

@@ -179,10 +179,10 @@ def _drop_form_feeds(text: str) -> tuple[str, dict[int, int]]:
 
 
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
-                   include_functions=(), imports=None, module_arrays=()) -> str:
+                   include_functions=(), imports=None, module_arrays=(), convert=True) -> str:
     text, indent = _dedent(source)
     analysis = analyze_source(text, path, scope=scope, include_functions=include_functions,
-                              imports=imports, module_arrays=module_arrays)
+                              imports=imports, module_arrays=module_arrays, convert=convert)
     if any(d.code == "LP901" for d in analysis.diagnostics):
         d = next(d for d in analysis.diagnostics if d.code == "LP901")
         raise SyntaxError(f"{path}:{d.line}:{d.col}: {d.message}")
@@ -194,12 +194,22 @@ def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", 
         key = (site.line, site.col - 1 - dropped.get(site.line, 0), site.end_line,
                site.end_col - 1 - dropped.get(site.end_line, 0))
         targets[key] = (where, site.kind)
-    if not targets:
+    converts = any(b.converted for b in analysis.branches)
+    if not targets and not converts:
         return text
-    module = MetadataWrapper(cst.parse_module(text)).visit(_Router(targets))
+    module = cst.parse_module(text)
+    if targets:
+        module = MetadataWrapper(module).visit(_Router(targets))
     if module.code.count("\n") != text.count("\n"):
         # every recorded location and traceback names the user's lines: they must not move
         raise RuntimeError(f"{path}: leapp rewrite moved lines (a leapp bug, please report it)")
+    if converts:
+        from .convert.apply import apply, own_lines
+
+        code, _ = apply(module.code, analysis.branches, path=path, first_line=first_line, indent=indent)
+        if own_lines(code) != len(module.code.splitlines()):
+            raise RuntimeError(f"{path}: converting branches moved lines (a leapp bug, please report it)")
+        module = cst.parse_module(code)
     if not _has_dispatch_import(module):
         module = _insert_import(module)
     return module.code

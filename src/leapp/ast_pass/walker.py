@@ -60,6 +60,9 @@ class Walker(Facts):
         self.all_entries = False  # scope "all": every top-level def is a traced entry point
         self.in_class = False
         self.module_arrays: set[str] = set()
+        self.functions: list = []  # the defs being walked, innermost last (branch conversion reads it)
+        self.convert = True  # leapp.compile(convert_control_flow=...): branches on data are converted
+        self.branches: list = []  # convert.Branch, one per `if`/conditional expression on data
         self.hooks: dict[type, list] = {}
         self.test_hooks = []
         for rule in rules:
@@ -358,9 +361,11 @@ class Walker(Facts):
             self.state.arrays |= array_params(fn, is_method)
             self.state.arguments = set(param_names(fn.args))
         self.function_depth += 1
+        self.functions.append(fn)
         try:
             self.run(fn.body)
         finally:
+            self.functions.pop()
             self.function_depth -= 1
             self.state, self.scope = saved_state, saved_scope
 

@@ -26,7 +26,7 @@ from .stateful import StatefulFunction
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
             state=None, backend: str | None = None, tier: str | None = None,
-            check: int = DEFAULT_SAMPLES):
+            check: int = DEFAULT_SAMPLES, convert_control_flow: bool = True):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -50,14 +50,19 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     on this many inputs generated from the example (redrawn in its range,
     negated, zeros); a mismatch refuses the graph naming the first node that
     departs from NumPy (``0`` turns it off; see docs/compile.md).
+    ``convert_control_flow``: an ``if``, early ``return`` or conditional expression
+    whose test is on traced data becomes a select of both branches (``np.where``)
+    where leapp proves that exact; False leaves every such test refused (LP202).
+    See docs/control-flow.md.
     """
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
                                     crosscheck=crosscheck, name=name, backend=backend, tier=tier,
-                                    check=check)
+                                    check=check, convert_control_flow=convert_control_flow)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
-                                backend=backend, tier=tier, check=check)
+                                backend=backend, tier=tier, check=check,
+                                convert_control_flow=convert_control_flow)
 
     return wrap if fn is None else wrap(fn)
 

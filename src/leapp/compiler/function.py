@@ -83,7 +83,7 @@ class Graph:
 
 class CompiledFunction:
     def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend=None, tier=None,
-                 check=check_mod.DEFAULT_SAMPLES):
+                 check=check_mod.DEFAULT_SAMPLES, convert_control_flow=True):
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
         if isinstance(check, bool) or not isinstance(check, int) or check < 0:
@@ -102,7 +102,7 @@ class CompiledFunction:
         self._fast: dict = {}  # fast_key(args, kwargs) -> _FastCall, filled by the first call of each layout
         self.source = None
         try:
-            self.source = src_mod.read(fn)
+            self.source = src_mod.read(fn, convert=convert_control_flow)
             self._traceable = src_mod.build(fn, self.source, self._probe)
         except src_mod.NoSourceError as exc:
             self.source = None
@@ -159,6 +159,9 @@ class CompiledFunction:
         lines = [f"{head} ({self.source.path}:{self.source.first_line}-{self.source.last_line})",
                  f"  static pass: {len(self.diagnostics)} diagnostic(s)"]
         lines += [f"    {d.path}:{d.line}:{d.col}: {d.code} {d.message}" for d in self.diagnostics]
+        if self.source.branches:  # branches on data: what leapp.ast_pass.convert chose per site
+            lines.append(f"  branches on data: {len(self.source.branches)}")
+            lines += [f"    {b.describe()}" for b in self.source.branches]
         if not self._graphs:
             lines.append("  not traced yet: call the function (or cf.trace(...)) to see runtime outcomes")
             lines.append(self._check(None).format("  static view").replace("\n", "\n  "))

@@ -69,3 +69,13 @@ class Probe:
         """A routed subscript: ``TABLE[idx]`` as written at ``site``."""
         self._note(site, (value, index), None)
         return dispatch.getitem(site, value, index)
+
+    # branches on data (leapp.ast_pass.convert): nothing to count, the calls inside them are routed
+    if_ = staticmethod(dispatch.if_)
+    ifexp = staticmethod(dispatch.ifexp)
+    and_ = staticmethod(dispatch.and_)
+    or_ = staticmethod(dispatch.or_)
+    not_ = staticmethod(dispatch.not_)
+    chain = staticmethod(dispatch.chain)
+    early = staticmethod(dispatch.early)
+    merge = staticmethod(dispatch.merge)

@@ -38,6 +38,11 @@ class Source:
     module_arrays: tuple = ()  # globals holding NumPy arrays (writes into them are LP302)
     rewritten: str = ""
     routed: set = field(default_factory=set)  # site strings the rebuilt function sends to the probe
+    convert: bool = True  # branches on data converted (leapp.compile(convert_control_flow=...))
+
+    @property
+    def branches(self):
+        return self.analysis.branches
 
     @property
     def diagnostics(self):
@@ -52,7 +57,7 @@ class NoSourceError(Exception):
     """Raised inside this module when a function's source cannot be used; the caller words it."""
 
 
-def read(fn) -> Source:
+def read(fn, convert: bool = True) -> Source:
     """Lint ``fn``'s source as traced code. Raises NoSourceError with the reason."""
     if not isinstance(fn, types.FunctionType):
         raise NoSourceError(f"{fn!r} is not a Python function (a builtin, or already wrapped)")
@@ -69,9 +74,9 @@ def read(fn) -> Source:
     imports = imports_of(fn.__globals__)
     arrays = module_arrays_of(fn.__globals__)
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
-                                       module_arrays=arrays)
+                                       module_arrays=arrays, convert=convert)
     last = first + len(text.splitlines()) - 1
-    return Source(path, first, last, text, imports, analysis, arrays)
+    return Source(path, first, last, text, imports, analysis, arrays, convert=convert)
 
 
 def imports_of(namespace: dict) -> dict:
@@ -118,7 +123,8 @@ def _numpy_name(value, module, short):
 def build(fn, src: Source, probe) -> types.FunctionType:
     """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
     src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,
-                                            imports=src.imports, module_arrays=src.module_arrays)
+                                            imports=src.imports, module_arrays=src.module_arrays,
+                                            convert=src.convert)
     src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
                   if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}
     tree = ast.parse(src.rewritten)
@@ -127,7 +133,7 @@ def build(fn, src: Source, probe) -> types.FunctionType:
         raise NoSourceError(f"the source read for {fn.__qualname__} does not hold its def")
     func = defs[0]
     start = min([d.lineno for d in func.decorator_list] + [func.lineno])
-    ast.increment_lineno(func, src.first_line - start)
+    _place_lines(func, src.rewritten, start, src.first_line)
     _strip_def_time_expressions(func)
     code = _compile_inner(func, fn, src.path)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
@@ -137,6 +143,23 @@ def build(fn, src: Source, probe) -> types.FunctionType:
     new.__kwdefaults__ = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
     functools.update_wrapper(new, fn)
     return new
+
+
+def _place_lines(func, text, start, first_line):
+    """Give ``func``'s nodes their lines in the user's file: the def's line is ``first_line``; lines
+    a branch conversion added (``leapp.ast_pass.convert``) take the line of the branch they replace."""
+    from ..ast_pass.convert.apply import file_lines
+
+    lines = file_lines(text, start, first_line)
+    if lines is None:
+        ast.increment_lineno(func, first_line - start)
+        return
+    for node in ast.walk(func):
+        if "lineno" in node._attributes and getattr(node, "lineno", None) is not None:
+            node.lineno = lines[node.lineno]
+            end = getattr(node, "end_lineno", None)
+            if end is not None:
+                node.end_lineno = max(lines[end], node.lineno)
 
 
 def _strip_def_time_expressions(func):

@@ -157,6 +157,39 @@ class ArrayTruthTest(Rule):
                     i += 1
                 return x if x.size else x
             """)),
+        # branches on data that leapp.compile converts to a select (leapp.ast_pass.convert)
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                if x.mean() > 0:
+                    x = x - x.mean()
+                return x
+            """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                return x if x.sum() > 0 else -x
+            """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(x):
+                m = x > 0
+                if not m.any() or x.max() > 10:
+                    return x
+                return -x
+            """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
+            def f(m):
+                w, v = np.linalg.eigh(m)
+                if w[0] < 0:
+                    w = -w
+                return w, v
+            """)),
     ]
     INVALID = [
         Invalid(src("""
@@ -164,7 +197,7 @@ class ArrayTruthTest(Rule):
             # leapp: trace
             def f(x):
                 if x.mean() > 0:
-                    x = x - x.mean()
+                    print("positive")
                 return x
             """), line=4),
         Invalid(src("""
@@ -179,7 +212,7 @@ class ArrayTruthTest(Rule):
             import numpy as np
             # leapp: trace
             def f(x):
-                return x if x.sum() > 0 else -x
+                return x if x.sum() > 0 else x[np.argmax(x)] * x
             """), line=4),
         Invalid(src("""
             import numpy as np
@@ -191,21 +224,19 @@ class ArrayTruthTest(Rule):
         Invalid(src("""
             import numpy as np
             # leapp: trace
-            def f(x):
-                m = x > 0
-                if not m.any() or x.max() > 10:
-                    return x
-                return -x
-            """), line=5),
+            def f(m):
+                if not np.allclose(m @ m.T, np.eye(3)):
+                    raise ValueError("not a rotation")
+                return m
+            """), line=4),
         Invalid(src("""
             import numpy as np
             # leapp: trace
-            def f(m):
-                w, v = np.linalg.eigh(m)
-                if w[0] < 0:
-                    w = -w
-                return w, v
-            """), line=5),
+            def f(m, b):
+                if np.linalg.det(m) != 0:
+                    b = np.linalg.solve(m, b)
+                return b
+            """), line=4),
         Invalid(src("""
             import numpy as np
             # leapp: trace
@@ -223,16 +254,64 @@ class ArrayTruthTest(Rule):
                 construct="`and`/`or`", text=ctx.text(node),
                 instead="Use `a & b` / `a | b` (np.logical_and/np.logical_or) on boolean arrays."))
 
+    def visit_If(self, node, ctx):
+        ctx.__dict__.setdefault("_cf_ifs", {})[id(node.test)] = node
+
+    def visit_IfExp(self, node, ctx):
+        ctx.__dict__.setdefault("_cf_ifexps", {})[id(node.test)] = node
+
     def visit_test(self, test, construct, ctx):
         if isinstance(test, ast.BoolOp):
             ctx.claim(test)
-        if ctx.is_array(test) or (isinstance(test, ast.BoolOp) and any(
-                ctx.is_array(v) for v in test.values)) or (
-                isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and ctx.is_array(test.operand)):
+        if _on_data(test, ctx):
+            branch = self._branch(test, construct, ctx)
+            if branch is not None and branch.converted:
+                for n in ast.walk(test):
+                    if isinstance(n, ast.BoolOp):
+                        ctx.claim(n)
+                return
             hint = self._HINTS.get(construct, "Use `np.where(cond, a, b)` to select values, or "
                                    "decide outside the traced code.")
+            if branch is not None:
+                hint = f"leapp cannot convert it: {branch.reason}. {hint}"
             ctx.report(self.CODE, test, self.MESSAGE.format(
                 construct=construct[0].upper() + construct[1:], text=ctx.text(test), instead=hint))
+
+    def _branch(self, test, construct, ctx):
+        """The conversion plan for this test's `if` or conditional expression (None: another construct)."""
+        from ..convert import plan
+
+        if construct == "`if` test":
+            node = ctx.__dict__.get("_cf_ifs", {}).get(id(test))
+            if node is None:
+                return None
+            heads = ctx.__dict__.setdefault("_cf_heads", {})
+            if id(node) in heads:  # an `elif` of a chain already planned
+                return heads[id(node)]
+            branch = plan.plan_if(node, ctx)
+            for inner in plan.elif_nodes(node):
+                heads[id(inner)] = branch
+        elif construct == "conditional expression":
+            node = ctx.__dict__.get("_cf_ifexps", {}).get(id(test))
+            if node is None:
+                return None
+            scope = ctx.functions[-1] if ctx.functions else ctx.module
+            same_line = sorted(n.col_offset for n in ast.walk(scope)
+                               if isinstance(n, ast.IfExp) and n.lineno == node.lineno)
+            branch = plan.plan_ifexp(node, ctx, same_line.index(node.col_offset))
+        else:
+            return None
+        ctx.branches.append(branch)
+        return branch
+
+
+def _on_data(test, ctx) -> bool:
+    """A test whose truth comes from an array: itself, or through `and`/`or`/`not`."""
+    if isinstance(test, ast.BoolOp):
+        return any(_on_data(v, ctx) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _on_data(test.operand, ctx)
+    return ctx.is_array(test)
 
 
 class ValueToPython(Rule):

@@ -1,0 +1,122 @@
+"""One LibCST pass that applies each construct's conversion where the plan said "select".
+
+It runs on the output of the call router (``leapp.ast_pass.rewrite``), which
+keeps every line and every statement's start, so the plan's positions (taken
+from the original text) still find their ``if`` statements; conditional
+expressions are found by their order on their line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from . import expressions, statements
+from .plan import MARKER
+
+
+class _Converter(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, branches, path, first_line, indent):
+        super().__init__()
+        self.path, self.first_line, self.indent = path, first_line, indent
+        self.ifs = {b.local: b for b in branches if b.converted and b.construct != "ifexp"}
+        self.ifexps = {b.local: b for b in branches if b.converted and b.construct == "ifexp"}
+        self.seen_on_line: dict[int, int] = {}
+        self.ifexp_of: dict[int, object] = {}
+        self.pending: dict[int, str] = {}
+        self.applied = 0
+
+    def _site(self, node) -> str:
+        pos = self.get_metadata(PositionProvider, node).start
+        return f"{self.path}:{pos.line + self.first_line - 1}:{pos.column + self.indent + 1}"
+
+    def visit_IfExp(self, node):
+        line = self.get_metadata(PositionProvider, node).start.line
+        k = self.seen_on_line.get(line, 0)
+        self.seen_on_line[line] = k + 1
+        branch = self.ifexps.get((line, k))
+        if branch is not None:
+            self.ifexp_of[id(node)] = branch
+
+    def leave_IfExp(self, original, updated):
+        branch = self.ifexp_of.get(id(original))
+        if branch is None:
+            return updated
+        self.applied += 1
+        return expressions.convert_ifexp(updated, f"{self.path}:{branch.line}:{branch.col}")
+
+    def leave_If(self, original, updated):
+        pos = self.get_metadata(PositionProvider, original).start
+        branch = self.ifs.get((pos.line, pos.column))
+        if branch is None:
+            return updated
+        self.applied += 1
+        site = f"{self.path}:{branch.line}:{branch.col}"
+        if branch.construct == "early":
+            out = statements.convert_early(updated, branch, site)
+            self.pending[id(out.nodes[1])] = statements.pending_name(branch)
+            return out
+        sites, cur = [], original
+        while isinstance(cur, cst.If):
+            sites.append(self._site(cur) if cur is not original else site)
+            cur = cur.orelse
+        return statements.convert_if(updated, branch, sites)
+
+    def leave_FunctionDef(self, original, updated):
+        if not self.pending:
+            return updated
+        return statements.merge_returns(updated, self.pending)
+
+
+def apply(code: str, branches, *, path: str, first_line: int, indent: int) -> tuple[str, int]:
+    """``code`` with the converted branches applied, and how many were."""
+    if not any(b.converted for b in branches):
+        return code, 0
+    # the plan's positions are in the analysed (dedented) text; sites and markers name the file's
+    branches = [dataclasses.replace(b, line=b.line + first_line - 1, col=b.col + indent) for b in branches]
+    converter = _Converter(branches, path, first_line, indent)
+    module = MetadataWrapper(cst.parse_module(code)).visit(converter)
+    return module.code, converter.applied
+
+
+def _marked(line: str):
+    """The user's line a converted line stands for, or None for a line of the user's own."""
+    at = line.rfind(MARKER)
+    if at >= 0:
+        tail = line[at + len(MARKER):].strip()
+        if tail.isdigit():
+            return int(tail)
+    return None
+
+
+def added(line: str) -> bool:
+    """Whether this line of converted text was added by a conversion."""
+    return _marked(line) is not None
+
+
+def own_lines(text: str) -> int:
+    """How many lines of ``text`` are the user's (not added by a conversion)."""
+    return sum(1 for line in text.splitlines() if _marked(line) is None)
+
+
+def file_lines(text: str, anchor: int, anchor_line: int) -> list[int] | None:
+    """For each line of ``text`` (index = 1-based line; index 0 unused), its line in the user's
+    file, given that line ``anchor`` of ``text`` is line ``anchor_line`` of the file. None when
+    nothing was converted (then every line is the anchor's offset)."""
+    if MARKER not in text:
+        return None
+    lines = text.splitlines()
+    own, count = [0], 0
+    for line in lines:
+        count += _marked(line) is None
+        own.append(count)
+    base = own[anchor]
+    out = [0]
+    for i, line in enumerate(lines, 1):
+        n = _marked(line)
+        out.append(n if n is not None else own[i] - base + anchor_line)
+    return out

@@ -1,0 +1,439 @@
+"""Which branches on data leapp converts, and what flows through them.
+
+One analysis for every construct: a branch converts to a select only when
+running it on inputs that take the *other* branch changes nothing but its own
+local names and cannot raise. So its statements may only assign local names
+(no ``x[i] = v``, no ``x *= 2`` on a maybe-shared array, no ``raise``), and its
+calls must be known pure: NumPy functions in the table (not ``np.random``, not
+``out=``, not the ``linalg`` solvers that raise on a singular matrix), ndarray
+methods that do not write, and a few builtins. A refusal names the property
+that failed and its line; lint reports it as LP202.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from leapp import table
+
+from ..dataflow import NDARRAY_METHODS
+
+MARKER = "# leapp: converted, line "  # ends every line a conversion inserts; the number is the user's line
+_MARKED = re.compile(re.escape(MARKER) + r"\d+[ \t]*$", re.MULTILINE)
+
+
+def holds_marker(source: str) -> bool:
+    """A line of the user's that ends as an added line would: then nothing is converted there."""
+    return MARKER in source and _MARKED.search(source) is not None
+
+# Functions that write into their arguments, and linalg calls that raise on some inputs.
+_WRITERS = frozenset({"numpy.copyto", "numpy.put", "numpy.place", "numpy.putmask", "numpy.fill_diagonal",
+                      "numpy.put_along_axis"})
+_SAFE_LINALG = frozenset({"norm", "det", "slogdet", "eigh", "eigvalsh", "svd", "svdvals", "qr", "multi_dot",
+                          "matmul", "cross", "outer", "trace", "diagonal", "vector_norm", "matrix_norm",
+                          "vecdot", "matrix_transpose", "pinv"})
+_WRITING_METHODS = frozenset({"fill", "sort", "put", "resize", "setfield", "setflags", "partition",
+                              "byteswap", "dump", "tofile", "itemset"})
+_PURE_BUILTINS = frozenset({"abs", "len", "min", "max", "round", "float", "int", "bool", "tuple", "list",
+                            "range", "zip", "enumerate", "isinstance", "divmod", "pow", "complex", "slice",
+                            "sorted", "reversed", "dict", "set", "frozenset", "str", "repr", "hash",
+                            "any", "all", "sum"})
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One branch on data: what leapp does with it (``verdict`` "select" or "refused")."""
+
+    construct: str  # "if" (values flow out), "return" (every branch returns), "early", "ifexp"
+    line: int  # file coordinates, 1-based, of the `if` (of the test, for a conditional expression)
+    col: int
+    local: tuple  # where the transformer finds it in the analysed text
+    verdict: str
+    reason: str = ""
+    params: tuple = ()  # names passed into the branch functions
+    outputs: tuple = ()  # names assigned from the select
+
+    @property
+    def converted(self) -> bool:
+        return self.verdict == "select"
+
+    def describe(self) -> str:
+        what = {"if": "`if` statement", "return": "`if` whose branches return", "early": "early `return`",
+                "ifexp": "conditional expression"}[self.construct]
+        if self.converted:
+            flows = f" ({', '.join(self.outputs)} selected)" if self.outputs else ""
+            return f"line {self.line}: {what} converted to a select{flows}"
+        return f"line {self.line}: {what} not converted: {self.reason}"
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Checker:
+    """Proves a block free of side effects and of raising; raises _Refused with the reason."""
+
+    def __init__(self, ctx, where: str):
+        self.ctx, self.where = ctx, where
+        self.arrays: set[str] = set()  # names this block made arrays
+
+    def line(self, node) -> int:
+        return self.ctx.positions.start(node)[0]
+
+    def refuse(self, node, what):
+        raise _Refused(f"{self.where} {what} (line {self.line(node)})")
+
+    def arrayish(self, e) -> bool:
+        if self.ctx.is_array(e):
+            return True
+        return any(isinstance(n, ast.Name) and n.id in self.arrays for n in ast.walk(e))
+
+    # --- statements ---------------------------------------------------------
+    def block(self, stmts, *, returns="last", loops=0):
+        for i, s in enumerate(stmts):
+            last = i == len(stmts) - 1
+            self.stmt(s, returns=returns if last or returns == "any" else "none", loops=loops)
+
+    def stmt(self, s, *, returns, loops):
+        t = type(s)
+        if t is ast.Assign:
+            self.expr(s.value)
+            for target in s.targets:
+                self.target(target, s)
+            if self.arrayish(s.value):
+                self.arrays |= {n.id for tg in s.targets for n in ast.walk(tg) if isinstance(n, ast.Name)}
+        elif t is ast.AnnAssign:
+            if s.value is not None:
+                self.expr(s.value)
+            self.target(s.target, s)
+        elif t is ast.AugAssign:
+            self.refuse(s, f"updates `{ast.unparse(s.target)}` in place, which running both branches "
+                           f"would do twice (write `{ast.unparse(s.target)} = {ast.unparse(s.target)} "
+                           f"{_OPS.get(type(s.op), '?')} ...`)")
+        elif t is ast.Pass:
+            pass
+        elif t is ast.Expr:
+            if not isinstance(s.value, ast.Constant):
+                self.refuse(s, "has a statement that is only a call, kept for its side effect")
+        elif t is ast.If:
+            self.expr(s.test)
+            self.block(s.body, returns=returns, loops=loops)
+            self.block(s.orelse, returns=returns, loops=loops)
+        elif t is ast.For and not s.orelse:
+            self.expr(s.iter)
+            self.target(s.target, s)
+            self.block(s.body, returns="none" if returns != "any" else "any", loops=loops + 1)
+        elif t in (ast.Break, ast.Continue):
+            if not loops:
+                self.refuse(s, f"has a `{t.__name__.lower()}` out of the branch")
+        elif t is ast.Return:
+            if returns == "none":
+                self.refuse(s, "returns in the middle")
+            if s.value is not None:
+                self.expr(s.value)
+        elif t is ast.Raise:
+            self.refuse(s, "raises: a check on data cannot run in a graph, and dropping it would "
+                           "hide the error (check the inputs before the traced code)")
+        elif t is ast.Assert:
+            self.refuse(s, "asserts on data")
+        else:
+            self.refuse(s, f"has a `{t.__name__}` statement")
+
+    def target(self, target, stmt):
+        for n in ast.walk(target):
+            if isinstance(n, (ast.Subscript, ast.Attribute)):
+                self.refuse(stmt, f"writes into `{ast.unparse(n)}` (an array or object shared with the "
+                                  "other branch)")
+
+    # --- expressions --------------------------------------------------------
+    def expr(self, e):
+        for n in ast.walk(e):
+            t = type(n)
+            if t is ast.Call:
+                self.call(n)
+            elif t is ast.Subscript and isinstance(n.ctx, ast.Load) and self.arrayish(n.slice):
+                self.refuse(n, f"indexes `{ast.unparse(n)}` with an array, which can be out of range "
+                               "on the other branch's inputs")
+            elif t in (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await):
+                self.refuse(n, f"has a `{t.__name__}` expression")
+
+    def call(self, call):
+        ctx = self.ctx
+        for k in call.keywords:
+            if k.arg == "out":
+                self.refuse(call, "writes with `out=`")
+        q = ctx.call_name(call)
+        text = ast.unparse(call.func)
+        if q is not None and q.startswith("numpy."):
+            if q.startswith("numpy.random."):
+                self.refuse(call, f"draws random numbers (`{text}`)")
+            canon = table.canonical(q)
+            entry = table.lookup(q)
+            if not isinstance(entry, table.Entry):
+                self.refuse(call, f"calls `{text}`, which leapp does not trace")
+            if canon in _WRITERS or canon.endswith(".at"):
+                self.refuse(call, f"calls `{text}`, which writes into its argument")
+            if canon.startswith("numpy.linalg.") and canon.rsplit(".", 1)[1] not in _SAFE_LINALG:
+                self.refuse(call, f"calls `{text}`, which raises on some inputs (a singular matrix) "
+                                  "that the other branch may take")
+            return
+        if q is not None:
+            self.refuse(call, f"calls `{text}`, which leapp cannot show is free of side effects")
+        name = ctx.builtin(call.func)
+        if name is not None:
+            if name not in _PURE_BUILTINS:
+                self.refuse(call, f"calls `{name}()`, which leapp cannot show is free of side effects")
+            return
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.arrayish(f.value):
+            if f.attr in _WRITING_METHODS:
+                self.refuse(call, f"calls `.{f.attr}()`, which writes into the array")
+            return
+        self.refuse(call, f"calls `{text}()`, which leapp cannot show is free of side effects")
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+        ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.MatMult: "@"}
+
+
+# --- names ------------------------------------------------------------------------
+
+
+def _stored(stmts) -> set[str]:
+    out = set()
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+    return out
+
+
+def _definitely_assigned(stmts) -> set[str]:
+    """Names every path through ``stmts`` assigns (an inner `if` counts where both sides do)."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(s, ast.If):
+            out |= _definitely_assigned(s.body) & _definitely_assigned(s.orelse)
+    return out
+
+
+class _FunctionFacts:
+    """Per function: a parent map and each name's loads and stores with positions."""
+
+    def __init__(self, fn):
+        self.parents = {}
+        self.loads: dict[str, list] = {}
+        self.stores: dict[str, list] = {}
+        self.declared = set()  # global / nonlocal names
+        args = fn.args
+        self.params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                       *(x for x in (args.vararg, args.kwarg) if x is not None)]}
+        stack = [fn]
+        while stack:
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                self.parents[child] = node
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                    continue  # another scope
+                stack.append(child)
+                if isinstance(child, ast.Name):
+                    where = self.loads if isinstance(child.ctx, ast.Load) else self.stores
+                    where.setdefault(child.id, []).append((child.lineno, child.col_offset))
+                elif isinstance(child, (ast.Global, ast.Nonlocal)):
+                    self.declared |= set(child.names)
+
+    def loop_of(self, node):
+        """The outermost loop around ``node`` inside the function, if any."""
+        found = None
+        cur = self.parents.get(node)
+        while cur is not None:
+            if isinstance(cur, (ast.For, ast.While, ast.AsyncFor)):
+                found = cur
+            cur = self.parents.get(cur)
+        return found
+
+
+_facts_cache: dict = {}
+
+
+def _facts(fn) -> _FunctionFacts:
+    got = _facts_cache.get(id(fn))
+    if got is None or got[0] is not fn:
+        if len(_facts_cache) > 256:
+            _facts_cache.clear()
+        got = (fn, _FunctionFacts(fn))
+        _facts_cache[id(fn)] = got
+    return got[1]
+
+
+def _inside(pos, node) -> bool:
+    return (node.lineno, node.col_offset) <= pos <= (node.end_lineno, node.end_col_offset)
+
+
+def _before(facts, name, node, loop) -> bool:
+    if name in facts.params:
+        return True
+    start = (node.lineno, node.col_offset)
+    return any(p < start or (loop is not None and _inside(p, loop)) for p in facts.stores.get(name, ()))
+
+
+def _after(facts, name, node, loop) -> bool:
+    end = (node.end_lineno, node.end_col_offset)
+    return any(p > end or (loop is not None and _inside(p, loop)) for p in facts.loads.get(name, ()))
+
+
+# --- the constructs ---------------------------------------------------------------
+
+
+def _chain(node):
+    """``if``/``elif``/.../``else`` as ([(test, body), ...], else_body or None)."""
+    arms, cur = [], node
+    while True:
+        arms.append((cur.test, cur.body))
+        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(cur.orelse[0], cur):
+            cur = cur.orelse[0]
+            continue
+        return arms, (cur.orelse or None)
+
+
+def _is_elif(inner, outer) -> bool:
+    return inner.col_offset == outer.col_offset and inner.lineno > outer.lineno
+
+
+def elif_nodes(node) -> list:
+    """The `elif` nodes of the chain headed by ``node`` (planned with it, not alone)."""
+    out, cur = [], node
+    while len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) and _is_elif(cur.orelse[0], cur):
+        cur = cur.orelse[0]
+        out.append(cur)
+    return out
+
+
+def _ends_in_return(body) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Return)
+
+
+def plan_if(node: ast.If, ctx) -> Branch:
+    line, col = ctx.positions.start(node)
+    local = (node.lineno, node.col_offset)
+    try:
+        construct, params, outputs = _plan_if(node, ctx)
+    except _Refused as exc:
+        return Branch("if", line, col, local, "refused", str(exc))
+    return Branch(construct, line, col, local, "select", "", params, outputs)
+
+
+def _plan_if(node, ctx):
+    if not ctx.convert:
+        raise _Refused("conversion is off (convert_control_flow=False)")
+    if not ctx.functions:
+        raise _Refused("it is outside a function")
+    fn = ctx.functions[-1]
+    if holds_marker(ctx.source):
+        raise _Refused(f"a line of the source already ends with leapp's marker `{MARKER.strip()} N`")
+    facts = _facts(fn)
+    parent = facts.parents.get(node)
+    if isinstance(parent, ast.If) and parent.orelse == [node] and _is_elif(node, parent):
+        raise _Refused("it is an `elif` of an `if` whose test is not on data (write `else:` and "
+                       "an `if` inside it)")
+    arms, orelse = _chain(node)
+    bodies = [body for _, body in arms] + ([orelse] if orelse else [])
+    for i, (test, _) in enumerate(arms):
+        if i:  # an elif test runs on inputs Python would not have tested
+            _Checker(ctx, "the `elif` test").expr(test)
+        _BoolTest(ctx).check(test)
+    returning = [_ends_in_return(b) for b in bodies]
+    if any(returning):
+        if all(returning) and orelse is not None:
+            for i, body in enumerate(bodies):
+                _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="last")
+            return "return", (), ()
+        if len(arms) == 1 and orelse is None and facts.parents.get(node) is fn:
+            return _plan_early(node, fn, facts, ctx)
+        raise _Refused("one branch returns and another does not (put the code after the `if` in an "
+                       "`else`, or return from every branch)")
+    for i, body in enumerate(bodies):
+        _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="none")
+    loop = facts.loop_of(node)
+    assigned = set().union(*(_stored(b) for b in bodies))
+    for name in sorted(assigned & facts.declared):
+        raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
+    before = {n for n in assigned if _before(facts, n, node, loop)}
+    everywhere = set.intersection(*(_definitely_assigned(b) for b in bodies)) if orelse else set()
+    outputs = []
+    for name in sorted(assigned):
+        if not _after(facts, name, node, loop):
+            continue
+        if name not in before and name not in everywhere:
+            at = min(p for p in facts.stores[name] if _inside(p, node))[0] + ctx.positions.line_offset
+            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if`, so "
+                           f"the other branch has no value to select (assign it before the `if`) "
+                           f"(line {at})")
+        outputs.append(name)
+    return "if", tuple(sorted(before)), tuple(outputs)
+
+
+def _arm_name(i, n_arms) -> str:
+    return "the `if` branch" if i == 0 else "the `else` branch" if i == n_arms else "an `elif` branch"
+
+
+def _plan_early(node, fn, facts, ctx):
+    body = fn.body
+    rest = body[body.index(node) + 1:]
+    _Checker(ctx, "the early-return branch").block(node.body, returns="last")
+    if not rest or not _returns_at_end(rest):
+        raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
+    _Checker(ctx, "the code after the early return").block(rest, returns="any")
+    before = _stored(node.body) & {n for n in _stored(node.body) if _before(facts, n, node, None)}
+    return "early", tuple(sorted(before)), ()
+
+
+def _returns_at_end(stmts) -> bool:
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and bool(last.orelse) and _returns_at_end(last.body) and \
+        _returns_at_end(last.orelse)
+
+
+class _BoolTest:
+    """A test's `and`/`or` operands after the first run where Python would short-circuit."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def check(self, test):
+        for n in ast.walk(test):
+            if isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)):
+                # parts of a converted test run inside lambdas, where `:=` would bind another scope
+                raise _Refused(f"the test has a `{type(n).__name__}` expression (assign it before the `if`)")
+            if isinstance(n, ast.BoolOp):
+                for v in n.values[1:]:
+                    _Checker(self.ctx, "an `and`/`or` operand").expr(v)
+            elif isinstance(n, ast.Compare) and len(n.ops) > 1:
+                if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in n.ops):
+                    raise _Refused(f"the comparison chain `{ast.unparse(n)}` mixes `is`/`in` with "
+                                   "comparisons on data")
+                for c in n.comparators:
+                    _Checker(self.ctx, "a comparison in a chain").expr(c)
+
+
+def plan_ifexp(node: ast.IfExp, ctx, ordinal: int) -> Branch:
+    line, col = ctx.positions.start(node.test)
+    local = (node.lineno, ordinal)
+    try:
+        if not ctx.convert:
+            raise _Refused("conversion is off (convert_control_flow=False)")
+        if holds_marker(ctx.source):
+            raise _Refused(f"a line of the source already ends with leapp's marker `{MARKER.strip()} N`")
+        _BoolTest(ctx).check(node.test)
+        _Checker(ctx, "the value before `if`").expr(node.body)
+        _Checker(ctx, "the value after `else`").expr(node.orelse)
+    except _Refused as exc:
+        return Branch("ifexp", line, col, local, "refused", str(exc))
+    return Branch("ifexp", line, col, local, "select")

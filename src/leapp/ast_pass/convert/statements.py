@@ -1,0 +1,155 @@
+"""``if``/``elif``/``else`` and early ``return`` on data, as local functions and a dispatcher call.
+
+::
+
+    if m > 0:                   def __leapp_if6_0(x):
+        y = x * 2                   y = x * 2
+                                    return (y,)  # leapp: converted, line 6
+    else:                       def __leapp_if6_1(x):
+        y = -x                      y = -x
+                                    return (y,)  # leapp: converted, line 6
+                                (y,) = _leapp.if_('f.py:6:5', m > 0, __leapp_if6_0, __leapp_if6_1, (x,))  # ...
+
+Each branch body keeps its lines and columns: the ``if``/``elif``/``else`` line
+becomes the ``def`` line, and the body is already indented one level deeper.
+The lines a conversion adds end with ``MARKER`` and the user's line, so the
+compiler gives their code that line and every other line keeps its number.
+An ``elif`` is the false branch of the ``if`` before it, as a lambda that runs
+the next ``_leapp.if_``. An early return, ``if t: ...; return a`` at the top of a
+function body, becomes ``_leapp.early(...)`` and every later ``return v`` in the
+function ``return _leapp.merge((<pending>,), v)``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from .expressions import convert_test
+from .plan import MARKER
+
+
+def _lambda(params) -> str:
+    return f"lambda {', '.join(params)}: " if params else "lambda: "
+
+
+def _tuple(names) -> str:
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+
+def _one_line(expr: cst.BaseExpression) -> str:
+    text = cst.Module([]).code_for_node(expr)
+    if "\n" in text or "\r" in text:  # a test over several lines: the added call must take one
+        text = ast.unparse(ast.parse(text.strip(), mode="eval"))
+    return text
+
+
+def _stmt(text: str, line: int) -> cst.BaseStatement:
+    return cst.parse_statement(f"{text}  {MARKER}{line}\n")
+
+
+def _with_return(body, names, line):
+    """The branch body with ``return (names,)`` after its last statement."""
+    if isinstance(body, cst.SimpleStatementSuite):
+        return body.with_changes(body=[*body.body, cst.Return(cst.parse_expression(_tuple(names)))])
+    return body.with_changes(body=[*body.body, _stmt(f"return {_tuple(names)}", line)])
+
+
+def _def(name, params, body, leading_lines) -> cst.FunctionDef:
+    return cst.FunctionDef(name=cst.Name(name), params=cst.Parameters([cst.Param(cst.Name(p)) for p in params]),
+                           body=body, leading_lines=leading_lines)
+
+
+def convert_if(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel:
+    """``branch`` (construct "if" or "return") applied to ``node``; ``sites[i]`` is arm i's site."""
+    arms, cur = [], node
+    while True:
+        arms.append(cur)
+        if isinstance(cur.orelse, cst.If):
+            cur = cur.orelse
+            continue
+        orelse = cur.orelse  # an Else, or None
+        break
+    values = branch.construct == "if"
+    params, outputs = branch.params, branch.outputs
+    stem = f"__leapp_if{branch.line}_"
+    defs, names = [], []
+    for i, arm in enumerate(arms):
+        body = _with_return(arm.body, outputs, branch.line) if values else arm.body
+        defs.append(_def(f"{stem}{i}", params, body, arm.leading_lines))
+        names.append(f"{stem}{i}")
+    if orelse is not None:
+        body = _with_return(orelse.body, outputs, branch.line) if values else orelse.body
+        defs.append(_def(f"{stem}{len(arms)}", params, body, orelse.leading_lines))
+        false = f"{stem}{len(arms)}"
+    else:
+        false = f"{_lambda(params)}{_tuple(outputs)}"
+    for i in range(len(arms) - 1, 0, -1):
+        test = _one_line(convert_test(arms[i].test, sites[i]))
+        false = (f"{_lambda(params)}_leapp.if_({sites[i]!r}, {test}, {names[i]}, {false}, "
+                 f"{_tuple(params)})")
+    test = _one_line(convert_test(arms[0].test, sites[0]))
+    call = f"_leapp.if_({sites[0]!r}, {test}, {names[0]}, {false}, {_tuple(params)})"
+    if values:
+        call = f"{_tuple(outputs)} = {call}" if outputs else call
+    else:
+        call = f"return {call}"
+    return cst.FlattenSentinel([*defs, _stmt(call, branch.line)])
+
+
+def pending_name(branch) -> str:
+    return f"__leapp_ret{branch.line}"
+
+
+def convert_early(node: cst.If, branch, site: str) -> cst.FlattenSentinel:
+    name = f"__leapp_if{branch.line}_0"
+    held = pending_name(branch)
+    test = _one_line(convert_test(node.test, site))
+    return cst.FlattenSentinel([
+        _def(name, branch.params, node.body, node.leading_lines),
+        _stmt(f"{held} = _leapp.early({site!r}, {test}, {name}, {_tuple(branch.params)})", branch.line),
+        _stmt(f"if {held}.taken: return {held}.value", branch.line),
+    ])
+
+
+class _MergeReturns(cst.CSTTransformer):
+    """Every ``return v`` of one function body (not of defs inside it) as ``_leapp.merge(...)``."""
+
+    def __init__(self, held: list[str]):
+        super().__init__()
+        self.held = held
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def leave_Return(self, original, updated):
+        value = updated.value if updated.value is not None else cst.Name("None")
+        merged = cst.parse_expression(f"_leapp.merge({_tuple(self.held)}, None)")
+        return updated.with_changes(value=merged.with_changes(
+            args=[merged.args[0], cst.Arg(value)]),
+            whitespace_after_return=cst.SimpleWhitespace(" "))
+
+
+def merge_returns(fn: cst.FunctionDef, pending: dict) -> cst.FunctionDef:
+    """``fn`` with the returns after each early-return site merged; ``pending`` maps the
+    inserted ``_leapp.early`` statements (by identity) to their pending names."""
+    body = fn.body
+    if not isinstance(body, cst.IndentedBlock):
+        return fn
+    held: list[str] = []
+    out = []
+    for stmt in body.body:
+        name = pending.get(id(stmt))
+        if held:
+            stmt = stmt.visit(_MergeReturns(list(held)))
+        if name is not None:
+            held.append(name)
+        out.append(stmt)
+    return fn.with_changes(body=body.with_changes(body=out))

@@ -1,0 +1,182 @@
+"""Branches on traced data, as converted source calls them (``leapp.dispatch.if_`` and friends).
+
+A test that is not traced (a Python bool, a plain NumPy value, a constant made
+while tracing) branches exactly as Python does: only the branch it picks runs.
+A traced test must be 0-d (NumPy itself refuses the truth value of a larger
+array); then both branches run, on the same inputs, and every value that flows
+out becomes ``np.where(test, a, b)``, which is recorded like any NumPy call and
+lowers to ``torch.where``. The static pass converted only branches it proved
+free of side effects and of errors on the other branch's inputs; what it cannot
+see (dtypes, shapes, Python values) is checked here, and a mismatch is refused
+with the site, never selected with a changed dtype or shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConversionError
+from . import state
+from .traced import TracedNpArray
+
+
+def traced(value) -> bool:
+    """A value that differs from call to call: a traced array that is not a constant."""
+    if not isinstance(value, TracedNpArray) or state.current() is None:
+        return False
+    return not (value._lp_parent is None and (value._lp_node is None or value._lp_node.op == "const"))
+
+
+def _refuse(site, what):
+    raise ConversionError(f"{site}: {what}")
+
+
+def _test(site, test):
+    if test.ndim != 0:
+        _refuse(site, f"the test is an array of shape {test.shape}; NumPy refuses its truth value "
+                      "(ambiguous). Reduce it to one value first (np.any, np.all, or an index)")
+    if test.dtype != np.bool_:
+        test = test != 0
+    return test
+
+
+def if_(site, test, true_fn, false_fn, args):
+    if not traced(test):
+        return true_fn(*args) if test else false_fn(*args)
+    cond = _test(site, test)
+    with np.errstate(all="ignore"):  # the branch not taken may divide by zero; its values are dropped
+        a = true_fn(*args)
+        b = false_fn(*args)
+    return select(site, cond, a, b, "")
+
+
+def select(site, cond, a, b, where):
+    """``a`` where ``cond`` else ``b``, leaf by leaf, refusing what a select would change."""
+    if a is b:
+        return a
+    if isinstance(a, (tuple, list)) and type(a) is type(b):
+        if len(a) != len(b):
+            _refuse(site, f"the branches give{where} sequences of lengths {len(a)} and {len(b)}")
+        out = [select(site, cond, x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b, strict=True))]
+        return out if isinstance(a, list) else tuple(out)
+    if isinstance(a, dict) and type(b) is dict:
+        if list(a) != list(b):
+            _refuse(site, f"the branches give{where} dicts with keys {list(a)} and {list(b)}")
+        return {k: select(site, cond, a[k], b[k], f"{where}[{k!r}]") for k in a}
+    if not isinstance(a, (np.ndarray, np.generic)) or not isinstance(b, (np.ndarray, np.generic)):
+        if type(a) is type(b) and not traced(a) and not traced(b) and _same_plain(a, b):
+            return a
+        _refuse(site, f"the branches give{where} {_kind(a)} and {_kind(b)}; a select needs arrays "
+                      "of one dtype and shape (write np.float32(1.0) rather than 1.0 for a value "
+                      "the branches choose between)")
+    if a.dtype != b.dtype:
+        _refuse(site, f"the branches give{where} dtypes {a.dtype} and {b.dtype}; a select would "
+                      "change one of them. Cast both to one dtype")
+    if a.shape != b.shape:
+        _refuse(site, f"the branches give{where} shapes {a.shape} and {b.shape}; a select would "
+                      "broadcast one of them. Give both one shape")
+    if not traced(a) and not traced(b) and isinstance(a, np.generic) == isinstance(b, np.generic) \
+            and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
+        return a
+    out = np.where(cond, a, b)
+    if isinstance(a, np.generic) and isinstance(b, np.generic) and not isinstance(out, TracedNpArray):
+        out = out[()]
+    return out
+
+
+def _same_plain(a, b) -> bool:
+    try:
+        return bool(a == b) and repr(a) == repr(b)
+    except Exception:
+        return False
+
+
+def _kind(v) -> str:
+    if isinstance(v, (np.ndarray, np.generic)):
+        return f"an array of {v.dtype} {v.shape}"
+    return f"a Python {type(v).__name__} ({v!r})" if isinstance(v, (int, float, complex, bool, str)) \
+        else f"a {type(v).__name__}"
+
+
+def _bools(site, values):
+    out = []
+    for v in values:
+        if traced(v):
+            out.append(_test(site, v))
+        else:
+            out.append(np.bool_(bool(v)))
+    return out
+
+
+def and_(site, operands):
+    value = operands[0]()
+    for i, operand in enumerate(operands[1:], 1):
+        if not traced(value):
+            if not value:
+                return value
+            value = operand()
+            continue
+        rest = _bools(site, [value, *(o() for o in operands[i:])])
+        out = rest[0]
+        for r in rest[1:]:
+            out = np.logical_and(out, r)
+        return out
+    return value
+
+
+def or_(site, operands):
+    value = operands[0]()
+    for i, operand in enumerate(operands[1:], 1):
+        if not traced(value):
+            if value:
+                return value
+            value = operand()
+            continue
+        rest = _bools(site, [value, *(o() for o in operands[i:])])
+        out = rest[0]
+        for r in rest[1:]:
+            out = np.logical_or(out, r)
+        return out
+    return value
+
+
+def chain(site, first, rest):
+    from ..dispatch import COMPARISONS
+
+    left, results = first(), []
+    for i in range(0, len(rest), 2):
+        right = rest[i + 1]()
+        result = COMPARISONS[rest[i]](left, right)
+        if not results and not traced(result) and (not result or i == len(rest) - 2):
+            return result  # Python's answer, as Python reaches it
+        results.append(result)
+        left = right
+    out = _bools(site, results)
+    value = out[0]
+    for r in out[1:]:
+        value = np.logical_and(value, r)
+    return value
+
+
+def not_(site, value):
+    if not traced(value):
+        return not value
+    return np.logical_not(_test(site, value))
+
+
+def early(site, test, body, args):
+    from ..dispatch import Pending
+
+    if not traced(test):
+        return Pending(True, body(*args)) if test else Pending(False, None)
+    cond = _test(site, test)
+    with np.errstate(all="ignore"):
+        value = body(*args)
+    return Pending(False, value, cond, site)
+
+
+def merge(held, value):
+    """The first held early return whose test is true wins: fold from the last one back."""
+    for p in reversed(held):
+        value = select(p.site, p.test, p.value, value, " (the early return and the later one)")
+    return value

@@ -1,0 +1,301 @@
+"""Branches on data through @leapp.compile: one graph that takes each branch as NumPy does.
+
+Every function here is traced once (one signature) and then run, through its
+graph, on inputs chosen to take each branch; the graph must agree with NumPy
+on values and dtypes. The refusals name the site and the property that failed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import leapp
+from leapp import dispatch
+from leapp.errors import ConversionError, ProblemsError
+
+F32 = np.float32
+
+
+def clamp(x, hi):
+    if x.max() > hi:
+        x = np.minimum(x, hi)
+    return x
+
+
+def gait(phase, x):
+    if phase.mean() < 0.5:
+        y = x * 2
+        z = x.sum()
+    else:
+        y = -x
+        z = x.min()
+    return y + z
+
+
+def quaternion_like(R):
+    trace = R[0, 0] + R[1, 1] + R[2, 2]
+    if trace > 0:
+        q = np.array([trace, R[2, 1], R[0, 2]]) / 2
+    elif R[0, 0] > R[1, 1]:
+        q = np.array([R[0, 0], trace, R[1, 0]]) / 3
+    else:
+        q = np.array([R[1, 1], R[0, 1], trace]) / 4
+    return q
+
+
+def guard(v):
+    n = np.linalg.norm(v)
+    if n < 1e-6:
+        return np.zeros_like(v)
+    return v / n
+
+
+def nested_and_ternary(x):
+    m = x.mean()
+    if m > 0 and x.max() < 10:
+        if m > 1:
+            x = x * 3
+        else:
+            x = x + 1
+    s = x if not m > 2 else -x
+    return s if 0 < m < 5 else s * 0
+
+
+def both_return(x):
+    if x.sum() > 0:
+        return x * 2, x.max()
+    else:
+        return -x, x.min()
+
+
+def two_guards(x):
+    if x[0] > 1:
+        return x * 0
+    if x[1] > 1:
+        return x * 2
+    return x
+
+
+def either(x):
+    if x[0] > 1 or x[1] < -1:
+        x = -x
+    return x
+
+
+CASES = [
+    (clamp, lambda v: (v.astype(F32), 1.5), [np.array([0.5, 1.0]), np.array([0.5, 3.0])]),
+    (gait, lambda v: (v.astype(F32), np.arange(2, dtype=F32)), [np.array([0.1, 0.2]), np.array([0.9, 0.7])]),
+    (quaternion_like, lambda v: (v.astype(np.float64),),
+     [np.diag([1.0, 2.0, 3.0]), np.diag([-1.0, -2.0, -3.0]), np.diag([-2.0, -3.0, 1.0])]),
+    (guard, lambda v: (v.astype(F32),), [np.array([3.0, 4.0]), np.array([0.0, 0.0])]),
+    (nested_and_ternary, lambda v: (v.astype(F32),),
+     [np.array([0.5, 0.5]), np.array([3.0, 3.0]), np.array([-1.0, -2.0]), np.array([20.0, 1.0]),
+      np.array([6.0, 6.0]), np.array([1.5, 1.5])]),
+    (both_return, lambda v: (v.astype(F32),), [np.array([1.0, 2.0]), np.array([-1.0, -2.0])]),
+    (two_guards, lambda v: (v.astype(F32),),
+     [np.array([0.0, 0.0]), np.array([2.0, 0.0]), np.array([0.0, 2.0]), np.array([2.0, 2.0])]),
+    (either, lambda v: (v.astype(F32),),
+     [np.array([0.0, 0.0]), np.array([2.0, 0.0]), np.array([0.0, -2.0]), np.array([2.0, -2.0])]),
+]
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+        return
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+@pytest.mark.parametrize("fn,make,inputs", CASES, ids=[c[0].__name__ for c in CASES])
+def test_one_graph_takes_every_branch_as_numpy_does(fn, make, inputs):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == []  # a converted branch is not a finding
+    assert cf.source.branches and all(b.converted for b in cf.source.branches)
+    cf.trace(*make(inputs[0]))
+    for v in inputs:
+        _same(cf(*make(v)), fn(*make(v)))
+    assert len(cf.graphs) == 1  # the same graph served every branch
+    assert any(n.target is __import__("torch").where for n in cf.graphs[0].graph.nodes)
+
+
+def test_the_rewrite_shows_what_runs_and_lines_stay_the_users():
+    cf = leapp.compile(gait)
+    text = cf.source.rewritten
+    assert "_leapp.if_(" in text and "# leapp: converted, line" in text
+    cf(np.array([0.1, 0.2], F32), np.arange(2, dtype=F32))
+    first = gait.__code__.co_firstlineno
+    lines = {n.meta.get("leapp_source") for n in cf.graphs[0].graph.nodes}
+    assert any(str(s).startswith(f"{__file__}:{first + 2}") for s in lines), lines  # y = x * 2
+    assert any(str(s).startswith(f"{__file__}:{first + 5}") for s in lines), lines  # y = -x
+    report = cf.format_report()
+    assert f"line {first + 1}: `if` statement converted to a select (y, z selected)" in report
+
+
+def test_opt_out_keeps_the_refusal():
+    cf = leapp.compile(clamp, convert_control_flow=False)
+    assert [d.code for d in cf.diagnostics] == ["LP202"]
+    assert "convert_control_flow=False" in cf.diagnostics[0].message
+    assert "_leapp.if_(" not in cf.source.rewritten
+    with pytest.raises(ProblemsError, match="LP202"):
+        cf(np.array([0.5, 3.0], F32), 1.5)
+
+
+def dtype_differs(x):
+    if x.sum() > 0:
+        y = x.astype(np.float64)
+    else:
+        y = x
+    return y
+
+
+def shape_differs(x):
+    if x.sum() > 0:
+        y = x[:1]
+    else:
+        y = x
+    return y
+
+
+def python_floats(x):
+    if x.sum() > 0:
+        s = 1.0
+    else:
+        s = -1.0
+    return x * s
+
+
+def array_test(x):
+    if x > 0:
+        x = -x
+    return x
+
+
+@pytest.mark.parametrize("fn,words", [
+    (dtype_differs, "dtypes float64 and float32"),
+    (shape_differs, "shapes (1,) and (2,)"),
+    (python_floats, "a Python float (1.0) and a Python float (-1.0)"),
+    (array_test, "the test is an array of shape (2,)"),
+])
+def test_what_a_select_would_change_is_refused_with_the_site(fn, words):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == []
+    with pytest.raises(ConversionError) as info:
+        cf(np.array([1.0, 2.0], F32))
+    message = str(info.value)
+    assert words in message
+    assert f"{__file__}:{fn.__code__.co_firstlineno + 1}:5" in message
+
+
+def refused_write(x):
+    if x.sum() > 0:
+        x[0] = 0.0
+    return x
+
+
+def refused_raise(m):
+    if not np.allclose(m @ m.T, np.eye(2)):
+        raise ValueError("not orthogonal")
+    return m
+
+
+def refused_solve(m, b):
+    if np.linalg.det(m) != 0:
+        b = np.linalg.solve(m, b)
+    return b
+
+
+def refused_one_branch(x):
+    if x.sum() > 0:
+        y = x * 2
+    return y
+
+
+def refused_inplace(x):
+    y = x * 1
+    if y[0] < 0:
+        y *= -1
+    return y
+
+
+def refused_index(x, i):
+    j = np.argmax(x)
+    if x.sum() > 0:
+        x = x[j] * x
+    return x
+
+
+def refused_call(x):
+    if x.sum() > 0:
+        print("positive")
+    return x
+
+
+@pytest.mark.parametrize("fn,words", [
+    (refused_write, "writes into `x[0]`"),
+    (refused_raise, "raises: a check on data cannot run in a graph"),
+    (refused_solve, "calls `np.linalg.solve`, which raises on some inputs"),
+    (refused_one_branch, "`y` is assigned in one branch only"),
+    (refused_inplace, "updates `y` in place"),
+    (refused_index, "indexes `x[j]` with an array"),
+    (refused_call, "kept for its side effect"),
+])
+def test_lint_names_the_property_that_failed(fn, words):
+    cf = leapp.compile(fn, strict=False)
+    lp202 = [d for d in cf.diagnostics if d.code == "LP202"]
+    assert len(lp202) == 1 and "leapp cannot convert it" in lp202[0].message
+    assert words in lp202[0].message
+    assert f"(line {fn.__code__.co_firstlineno + (3 if fn in (refused_inplace, refused_index) else 2)})" \
+        in lp202[0].message
+
+
+LIMITS = np.array([1.0, 2.0], F32)
+
+
+def untraced_test(x):
+    if LIMITS.max() > 1.5:  # a plain array: Python branches, only this side runs
+        y = x * 2
+    else:
+        y = x[:1]  # would be refused (shape) if both sides ran
+    return y
+
+
+def test_an_untraced_test_runs_one_branch_as_python_does():
+    cf = leapp.compile(untraced_test)
+    x = np.array([1.0, 2.0], F32)
+    _same(cf(x), untraced_test(x))
+
+
+def test_without_a_trace_the_dispatcher_is_plain_python():
+    calls = []
+
+    def side(name, value):
+        calls.append(name)
+        return value
+
+    assert dispatch.if_("s", False, lambda: side("t", 1), lambda: side("f", 2), ()) == 2
+    assert dispatch.ifexp("s", True, lambda: side("a", 3), lambda: side("b", 4)) == 3
+    assert dispatch.and_("s", lambda: 0, lambda: side("never", 1)) == 0
+    assert dispatch.or_("s", lambda: 5, lambda: side("never", 1)) == 5
+    assert dispatch.not_("s", []) is True
+    held = dispatch.early("s", True, lambda: side("early", 7), ())
+    assert held.taken and held.value == 7
+    assert dispatch.merge((dispatch.early("s", False, lambda: side("never", 0), ()),), 9) == 9
+    assert calls == ["f", "a", "early"]
+
+
+def test_onnx_export_of_a_converted_function_agrees_with_numpy(tmp_path):
+    cf = leapp.compile(gait)
+    phase, x = np.array([0.1, 0.2], F32), np.arange(2, dtype=F32)
+    cf(phase, x)
+    cf.export(tmp_path / "gait.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "gait.onnx"))
+    names = [i.name for i in session.get_inputs()]
+    for p in (phase, np.array([0.9, 0.7], F32)):
+        (out,) = session.run(None, dict(zip(names, (p, x), strict=True)))
+        np.testing.assert_allclose(out, gait(p, x), rtol=1e-6)

@@ -1,0 +1,287 @@
+"""Programs that branch on data, as source, through ``@leapp.compile`` and against NumPy.
+
+``generate(seed)`` writes a module with one decorated function of two float
+arrays ``x`` and ``y``: assignments, ``if``/``elif``/``else`` on a reduction
+or an element compared with a constant (nested, with ``and``/``or``/``not`` and
+comparison chains), early returns, conditional expressions, and now and then a
+branch leapp must refuse (an in-place update, a write into an array, a
+``raise``, a ``print``, ``np.linalg.solve``, a dtype that differs between the
+branches). ``check(seed)`` imports it twice (decorated, and with the decorator
+removed as the NumPy reference), traces on one sample and runs the *same*
+graph on inputs scaled and shifted so that the tests fall on both sides, and
+returns an ``Outcome``:
+
+- ``exact``: values and dtypes equal NumPy's on every input;
+- ``refused``: leapp refused a construct the generator planted, naming the
+  site's line and the property that failed (``property`` says which);
+- ``mismatch``: a value or dtype differs, or a planted construct went through;
+- ``internal``: ``InternalError``, or any other exception from leapp;
+- ``false_refusal``: leapp refused a program with nothing planted.
+
+``branches`` counts, per program, the tests that took both sides on the inputs
+(the rest were never exercised both ways). ``tests/fuzz/test_branches.py``
+runs a slice in CI; ``benchmarks/branches.py`` runs any number.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import sys
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# planted construct -> (the statement, words the refusal must hold)
+PLANTED = {
+    "inplace": ("{v} *= -1", "in place"),
+    "write": ("{v}[0] = 0", "writes into"),
+    "raise": ("raise ValueError('bad input')", "raises"),
+    "print": ("print('branch')", "side effect"),
+    "solve": ("{v} = np.linalg.solve(np.eye({n}) + np.outer({v}, {v}), {v})", "raises on some inputs"),
+    "dtype": ("{v} = {v}.astype(np.float16)", "dtypes"),
+}
+
+
+@dataclass
+class Outcome:
+    kind: str
+    detail: str = ""
+    property: str = ""
+    tests: int = 0
+    both_ways: int = 0
+    source: str = ""
+
+
+@dataclass
+class _Gen:
+    rng: random.Random
+    n: int
+    names: list = field(default_factory=lambda: ["x", "y"])
+    lines: list = field(default_factory=list)
+    planted: str = ""
+
+    def arr(self) -> str:
+        r = self.rng
+        a, b = r.choice(self.names), r.choice(self.names)
+        return r.choice([f"{a} * 2", f"{a} + {b}", f"-{a}", f"{a} - {b} * 0.5", f"np.abs({a})",
+                         f"np.tanh({a})", f"{a} / (np.abs({b}) + 1)", f"np.minimum({a}, {b})",
+                         f"np.clip({a}, -1, 1)", f"{a} * {b}", f"np.where({a} > 0, {a}, {b})"])
+
+    def scalar(self) -> str:
+        r = self.rng
+        a = r.choice(self.names)
+        return r.choice([f"{a}.mean()", f"{a}.sum()", f"{a}.max()", f"{a}.min()", f"{a}[0]",
+                         f"np.linalg.norm({a})", f"np.abs({a}).mean()", f"{a}[-1]"])
+
+    def test(self) -> str:
+        r = self.rng
+        s, op, c = self.scalar(), r.choice(["<", ">", "<=", ">="]), r.choice(["0", "0.5", "-0.5", "1"])
+        roll = r.random()
+        if roll < 0.15:
+            return f"{s} {op} {c} and {self.test()}"
+        if roll < 0.25:
+            return f"{s} {op} {c} or {self.test()}"
+        if roll < 0.32:
+            return f"not {s} {op} {c}"
+        if roll < 0.4:
+            v = r.choice(self.names)
+            return f"-1 < {v}.mean() < 1"
+        return f"{s} {op} {c}"
+
+    def assign(self, indent, target=None) -> None:
+        target = target or self.rng.choice([*self.names, f"t{len(self.lines)}"])
+        self.lines.append(f"{indent}{target} = {self.arr()}")
+        if target not in self.names:
+            self.names.append(target)
+
+    def branch(self, indent, depth) -> None:
+        r = self.rng
+        flowing = [v for v in self.names]
+        outs = r.sample(flowing, min(len(flowing), r.randint(1, 2)))
+        self.lines.append(f"{indent}if {self.test()}:")
+        self._body(indent + "    ", outs, depth)
+        for _ in range(r.choice([0, 0, 1, 2])):
+            self.lines.append(f"{indent}elif {self.test()}:")
+            self._body(indent + "    ", outs, depth)
+        if r.random() < 0.6:
+            self.lines.append(f"{indent}else:")
+            self._body(indent + "    ", outs, depth)
+
+    def _body(self, indent, outs, depth) -> None:
+        r = self.rng
+        for v in outs:
+            self.lines.append(f"{indent}{v} = {self.arr()}")
+        if depth < 2 and r.random() < 0.25:
+            self.branch(indent, depth + 1)
+        if not self.planted and r.random() < 0.04:
+            self.planted = r.choice(sorted(PLANTED))
+            text = PLANTED[self.planted][0].format(v=outs[0], n=self.n)
+            self.lines.append(f"{indent}{text}")
+
+    def statement(self) -> None:
+        r = self.rng
+        roll = r.random()
+        if roll < 0.35:
+            self.assign("    ")
+        elif roll < 0.8:
+            self.branch("    ", 0)
+        elif roll < 0.9:
+            v = r.choice(self.names)
+            self.lines.append(f"    {v} = {self.arr()} if {self.test()} else {self.arr()}")
+        else:
+            self.lines.append(f"    if {self.test()}:")
+            self.lines.append(f"        return {self.arr()}")
+
+
+def generate(seed: int) -> tuple[str, str, int, str]:
+    """(module source, planted construct or "", array length, dtype)."""
+    rng = random.Random(seed)
+    g = _Gen(rng, rng.choice([3, 4, 6]))
+    for _ in range(rng.randint(2, 6)):
+        g.statement()
+    g.lines.append(f"    return {g.arr()}")
+    dtype = rng.choice(["float32", "float32", "float64"])
+    source = "\n".join(["import numpy as np", "import leapp", "", "", "@leapp.compile",
+                        "def f(x, y):", *g.lines, ""])
+    return source, g.planted, g.n, dtype
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _inputs(seed, n, dtype, count):
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(-2, 2, size=(2, n))
+    out = [base]
+    for k in range(count):  # scaled, flipped and shifted copies put the tests on both sides
+        scale = rng.choice([-3.0, -1.0, -0.2, 0.0, 0.3, 2.0, 4.0])
+        shift = rng.choice([-2.0, -0.6, 0.0, 0.6, 2.0])
+        out.append(base * scale + shift + rng.normal(0, 0.3, size=(2, n)) * (k % 2))
+    return [tuple(v.astype(dtype)) for v in out]
+
+
+def _same(got, want, dtype) -> str:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype} != {want.dtype}"
+    if got.shape != want.shape:
+        return f"shape {got.shape} != {want.shape}"
+    rtol = 2e-3 if want.dtype == np.float16 else 1e-4 if dtype == "float32" else 1e-9
+    if not np.allclose(got, want, rtol=rtol, atol=rtol, equal_nan=True):
+        return f"values differ by {np.nanmax(np.abs(got.astype(float) - want.astype(float)))}"
+    return ""
+
+
+def _branch_coverage(tests, inputs):
+    both = 0
+    for t in tests:
+        seen = set()
+        for x, y in inputs:
+            try:
+                with np.errstate(all="ignore"):
+                    seen.add(bool(eval(t, {"np": np}, {"x": x, "y": y})))  # noqa: S307 (our own text)
+            except Exception:
+                pass
+        both += len(seen) == 2
+    return both
+
+
+def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, tmpdir=None) -> Outcome:
+    from leapp.errors import InternalError, LeappError
+
+    source, planted, n, dtype = generate(seed)
+    folder = tmpdir or tempfile.mkdtemp(prefix="leapp-branches-")
+    path = os.path.join(folder, f"branches_{seed}.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    ref_path = os.path.join(folder, f"branches_{seed}_ref.py")
+    with open(ref_path, "w", encoding="utf-8") as fh:
+        fh.write(source.replace("@leapp.compile\n", "\n"))
+    inputs = _inputs(seed, n, dtype, n_inputs)
+    out = Outcome("exact", source=source)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reference = _load(ref_path, f"branches_{seed}_ref").f
+            wants = []
+            for x, y in inputs:
+                try:
+                    with np.errstate(all="ignore"):
+                        wants.append(("ok", reference(x.copy(), y.copy())))
+                except Exception as exc:
+                    wants.append(("raise", type(exc).__name__))
+            try:
+                cf = _load(path, f"branches_{seed}").f
+                ok = [i for i, (kind, _) in enumerate(wants) if kind == "ok"]
+                cf.trace(*inputs[ok[0] if ok else 0])  # a sample on which NumPy raises traces nothing
+                for (x, y), (kind, want) in zip(inputs, wants, strict=True):
+                    if kind != "ok":
+                        continue
+                    with np.errstate(all="ignore"):
+                        got = cf(x.copy(), y.copy())
+                    problem = _same(got, want, dtype)
+                    if problem:
+                        out.kind, out.detail = "mismatch", f"inputs {x!r} {y!r}: {problem}"
+                        break
+                if onnx and out.kind == "exact":
+                    out.detail = _onnx(cf, inputs, wants, folder, seed, dtype) or ""
+                    if out.detail:
+                        out.kind = "mismatch"
+            except InternalError as exc:
+                return Outcome("internal", str(exc), source=source)
+            except LeappError as exc:
+                text = str(exc)
+                if planted and PLANTED[planted][1] in text and (f"{path}:" in text or "(line " in text):
+                    return Outcome("refused", text[:300], planted, source=source)
+                if planted == "solve" and "LP1" in text:  # refused for the call, too
+                    return Outcome("refused", text[:300], planted, source=source)
+                return Outcome("false_refusal", text[:600], planted, source=source)
+            except Exception as exc:
+                return Outcome("internal", f"{type(exc).__name__}: {exc}", source=source)
+    finally:
+        for name in (f"branches_{seed}", f"branches_{seed}_ref"):
+            sys.modules.pop(name, None)
+    if planted and planted != "dtype" and out.kind == "exact":  # a dtype that never flows out is fine
+        out.kind, out.detail = "mismatch", f"the planted {planted!r} went through"
+    out.tests, out.both_ways = _count_tests(source), _branch_coverage(_tests_of(source), inputs)
+    return out
+
+
+def _tests_of(source) -> list[str]:
+    import ast
+
+    tree = ast.parse(source)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)):
+            out.append(ast.unparse(node.test))
+    return out
+
+
+def _count_tests(source) -> int:
+    return len(_tests_of(source))
+
+
+def _onnx(cf, inputs, wants, folder, seed, dtype) -> str | None:
+    import onnxruntime as ort
+
+    target = os.path.join(folder, f"branches_{seed}.onnx")
+    cf.export(target, "onnx")
+    session = ort.InferenceSession(target)
+    names = [i.name for i in session.get_inputs()]
+    for (x, y), (kind, want) in zip(inputs, wants, strict=True):
+        if kind != "ok":
+            continue
+        (got,) = session.run(None, {k: v for k, v in (("x", x), ("y", y)) if k in names})  # unused: pruned
+        problem = _same(got, want, dtype)
+        if problem:
+            return f"onnx on {x!r} {y!r}: {problem}"
+    return None
