@@ -101,7 +101,7 @@ def _cell_owner(cell) -> str:
             for fn in gc.get_referrers(owner):
                 if isinstance(fn, types.FunctionType) and fn.__closure__ is owner:
                     names = fn.__code__.co_freevars
-                    i = owner.index(cell)
+                    i = next(k for k, c in enumerate(owner) if c is cell)  # by identity: == on arrays
                     return f" {names[i]!r} of {fn.__qualname__}"
     return ""
 

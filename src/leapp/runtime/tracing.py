@@ -211,7 +211,10 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
         # a refused or failed call leaves no traced array on the user's objects either
         del t_args, t_kwargs, mapping
         if trace.made is not None:
-            escapes.settle(trace.made, set(), record.plain, record.format_loc)
+            try:
+                escapes.settle(trace.made, set(), record.plain, record.format_loc)
+            except Exception:  # noqa: S110 - cleaning up must never hide the error being raised
+                pass
         trace.made = None
         raise
     scalars = frozenset(k for k, v in outs.items()
