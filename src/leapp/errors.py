@@ -60,6 +60,10 @@ class NotARegularFileError(LeappError, OSError):
     """A path to read is a FIFO, a device, a socket or a directory; leapp never opens it."""
 
 
+class ReadOnlyFileError(LeappError, PermissionError):
+    """A file to rewrite has no write bit (``chmod a-w``); leapp leaves it alone, even as root."""
+
+
 class FileTooLargeError(LeappError, OSError):
     """A file is over the size limit; it was not read."""
 
