@@ -88,6 +88,10 @@ class EscapeWarning(LeappWarning):
     """A traced value left the graph; the graph holds a frozen constant or a fixed branch."""
 
 
+class RetraceWarning(LeappWarning):
+    """A ``leapp.compile`` function reached its bound of traced signatures (``max_signatures``)."""
+
+
 class ValidationWarning(LeappWarning):
     """Validation could not run, or ran with nothing to compare against."""
 

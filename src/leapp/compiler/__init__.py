@@ -24,7 +24,7 @@ from .stateful import StatefulFunction
 
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
-            state=None, backend: str = "fx"):
+            state=None, backend: str = "fx", max_signatures: int = 64):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -39,13 +39,16 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     runs each traced graph, ``"fx"`` (the GraphModule, nothing to compile) or
     ``"inductor"`` (torch inductor's fused kernels for the traced shapes; a
     second or more per traced signature, faster calls; see docs/compile.md).
+    ``max_signatures``: how many traced signatures (graphs) are kept, the least
+    recently used dropped past it, with one ``RetraceWarning`` naming the function.
     """
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
-                                    crosscheck=crosscheck, name=name, backend=backend)
+                                    crosscheck=crosscheck, name=name, backend=backend,
+                                    max_signatures=max_signatures)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
-                                backend=backend)
+                                backend=backend, max_signatures=max_signatures)
 
     return wrap if fn is None else wrap(fn)
 
