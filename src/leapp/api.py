@@ -75,7 +75,9 @@ class Session:
         self.opened_at = None  # (file, line) of the open node's annotate.input_tensors call
         self.current: _OpenPass | None = None
         self.gap = Gap(name)
-        self.holds_patches = False
+        # What the open session holds; an interrupted start() drops them with its frame (see patches, state).
+        self.patch_hold = None  # patches.Hold: NumPy's bypass calls stay traced
+        self.claim = state.Claim()  # the gap trace between nodes is this thread's trace
 
     def close(self) -> None:
         """Stop tracing: drop the open pass (if any), give NumPy back. Idempotent."""
@@ -83,9 +85,10 @@ class Session:
 
         state.deactivate()  # the open pass's trace, or the gap trace
         self.current = None
-        if self.holds_patches:
-            self.holds_patches = False
-            patches.uninstall()
+        hold, self.patch_hold = self.patch_hold, None
+        claim, self.claim = self.claim, None
+        patches.uninstall(hold)
+        state.release(claim)
         self.open = False
 
 
@@ -104,10 +107,10 @@ def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Se
             stacklevel=2,
         )
         reset()
-    _session = Session(name, save_path, strict)
-    patches.install()
-    _session.holds_patches = True
-    state.activate(_session.gap.trace)
+    opened = Session(name, save_path, strict)
+    opened.patch_hold = patches.install()
+    state.activate(opened.gap.trace, opened.claim)
+    _session = opened  # last: interrupted before it, the session is gone with what it took
     return _session
 
 

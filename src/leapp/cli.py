@@ -104,7 +104,13 @@ def _apply_fixes(diagnostics, settings, select, ignore, write: bool) -> tuple[in
     is reported on stderr and left as it was; the others are still fixed.
     """
     from leapp.ast_pass.fix import fix_source, unified_diff
-    from leapp.fsutil import atomic_write, decode_source, encode_source, read_regular
+    from leapp.fsutil import (
+        atomic_write,
+        decode_source,
+        encode_source,
+        read_regular,
+        refuse_read_only,
+    )
 
     changed, total, failed = 0, 0, 0
     for path in sorted({d.path for d in diagnostics if d.fix is not None}):
@@ -114,6 +120,7 @@ def _apply_fixes(diagnostics, settings, select, ignore, write: bool) -> tuple[in
             after, n = fix_source(before, path, scope=scope, include_functions=functions,
                                   select=select, ignore=ignore)
             if after != before and write:
+                refuse_read_only(path)
                 atomic_write(os.path.realpath(path), encode_source(after, bom))
         except (OSError, UnicodeDecodeError) as e:
             print(f"{path}: cannot fix: {_reason(e)}", file=sys.stderr)
@@ -157,7 +164,7 @@ def _run_rewrite(args) -> int:
     from leapp.ast_pass import rewrite_source
     from leapp.ast_pass.fix import unified_diff
     from leapp.ast_pass.runner import discover, display, read_file
-    from leapp.fsutil import atomic_write, decode_source, encode_source
+    from leapp.fsutil import atomic_write, decode_source, encode_source, refuse_read_only
 
     settings = _settings(args)
     files, missing = discover(args.paths, settings)
@@ -178,6 +185,7 @@ def _run_rewrite(args) -> int:
             after = rewrite_source(before, shown, scope=scope, include_functions=functions,
                                    convert=args.convert)
             if args.in_place and after != before:
+                refuse_read_only(path)
                 atomic_write(os.path.realpath(path), encode_source(after, bom))
         except (OSError, UnicodeDecodeError, SyntaxError) as e:
             print(f"{shown}: cannot rewrite: {_reason(e)}", file=sys.stderr)

@@ -64,6 +64,10 @@ class NotARegularFileError(LeappError, OSError):
     """A path to read is a FIFO, a device, a socket or a directory; leapp never opens it."""
 
 
+class ReadOnlyFileError(LeappError, PermissionError):
+    """A file to rewrite has no write bit (``chmod a-w``); leapp leaves it alone, even as root."""
+
+
 class FileTooLargeError(LeappError, OSError):
     """A file is over the size limit; it was not read."""
 
@@ -86,6 +90,10 @@ class UntracedCallWarning(LeappWarning):
 
 class EscapeWarning(LeappWarning):
     """A traced value left the graph; the graph holds a frozen constant or a fixed branch."""
+
+
+class RetraceWarning(LeappWarning):
+    """A ``leapp.compile`` function reached its bound of traced signatures (``max_signatures``)."""
 
 
 class ValidationWarning(LeappWarning):

@@ -25,7 +25,7 @@ import shutil
 import stat
 import time
 
-from .errors import FileTooLargeError, NotARegularFileError
+from .errors import FileTooLargeError, NotARegularFileError, ReadOnlyFileError
 
 TMP_SUFFIX = ".leapp-tmp"
 STALE_AFTER_S = 3600  # a leftover whose process still runs is stale only after this long
@@ -88,6 +88,19 @@ def read_regular(path: str, limit: int | None = None) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def refuse_read_only(path: str) -> None:
+    """Raise ``ReadOnlyFileError`` if ``path`` has no write bit: its owner marked it not to be changed.
+
+    The mode bits decide, not ``os.access``: root may write anything, and a rename over the file
+    (``atomic_write``) needs only the folder's permission, so neither would stop leapp. ruff leaves
+    such a file alone too.
+    """
+    st = os.stat(path)
+    if not st.st_mode & 0o222:
+        raise ReadOnlyFileError(errno.EACCES, f"read-only (mode {stat.S_IMODE(st.st_mode):04o}); left as it was",
+                                path)
 
 
 def decode_source(data: bytes) -> tuple[str, bool]:

@@ -102,9 +102,18 @@ def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", 
                    include_functions=(), imports=None, select=None, ignore=None,
                    module_arrays=(), convert=True) -> Analysis:
     """Check ``source``; see the package docstring for the contract."""
-    return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
-                    include_functions=include_functions, imports=imports, select=select,
-                    ignore=ignore, module_arrays=module_arrays, convert=convert)
+    try:
+        return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
+                        include_functions=include_functions, imports=imports, select=select,
+                        ignore=ignore, module_arrays=module_arrays, convert=convert)
+    except (RecursionError, MemoryError) as e:
+        # Nesting too deep even with run_deep's room (a 170,000-term sum): CPython's own compiler
+        # gives up far earlier (about 5,000 terms at its default limits), so the file cannot run.
+        result = Analysis()
+        if selected("LP901", select, ignore):
+            error = f"nested too deeply for Python to compile ({type(e).__name__})"
+            result.diagnostics.append(_diag("LP901", path, first_line, 1, error=error))
+        return result
 
 
 def _analyze(source: str, path: str, *, scope, first_line, include_functions, imports, select,

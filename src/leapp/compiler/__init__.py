@@ -26,7 +26,7 @@ from .stateful import StatefulFunction
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
             state=None, backend: str | None = None, tier: str | None = None,
-            check: int = DEFAULT_SAMPLES, convert_control_flow: bool = True):
+            check: int = DEFAULT_SAMPLES, convert_control_flow: bool = True, max_signatures: int = 64):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -54,15 +54,18 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     whose test is on traced data becomes a select of both branches (``np.where``)
     where leapp proves that exact; False leaves every such test refused (LP202).
     See docs/control-flow.md.
+    ``max_signatures``: how many traced signatures (graphs) are kept, the least
+    recently used dropped past it, with one ``RetraceWarning`` naming the function.
     """
     def wrap(f):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
                                     crosscheck=crosscheck, name=name, backend=backend, tier=tier,
-                                    check=check, convert_control_flow=convert_control_flow)
+                                    check=check, convert_control_flow=convert_control_flow,
+                                    max_signatures=max_signatures)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
                                 backend=backend, tier=tier, check=check,
-                                convert_control_flow=convert_control_flow)
+                                convert_control_flow=convert_control_flow, max_signatures=max_signatures)
 
     return wrap if fn is None else wrap(fn)
 

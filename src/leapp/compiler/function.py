@@ -53,6 +53,7 @@ from . import crosscheck as cc_mod
 from . import samples
 from . import source as src_mod
 from . import tier as tier_mod
+from .graph_cache import DEFAULT_MAX_SIGNATURES, GraphCache
 from .probe import Probe
 
 
@@ -83,7 +84,8 @@ class Graph:
 
 class CompiledFunction:
     def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend=None, tier=None,
-                 check=check_mod.DEFAULT_SAMPLES, convert_control_flow=True):
+                 check=check_mod.DEFAULT_SAMPLES, convert_control_flow=True,
+                 max_signatures=DEFAULT_MAX_SIGNATURES):
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
         if isinstance(check, bool) or not isinstance(check, int) or check < 0:
@@ -98,8 +100,8 @@ class CompiledFunction:
         self.validate_n = validate
         self.name = name or getattr(fn, "__qualname__", repr(fn))
         self._probe = Probe()
-        self._graphs: dict = {}
         self._fast: dict = {}  # fast_key(args, kwargs) -> _FastCall, filled by the first call of each layout
+        self._graphs = GraphCache(self.name, max_signatures, on_evict=self._fast.clear)
         self.source = None
         try:
             self.source = src_mod.read(fn, convert=convert_control_flow)

@@ -57,6 +57,29 @@ class NoSourceError(Exception):
     """Raised inside this module when a function's source cannot be used; the caller words it."""
 
 
+def _keep_interrupts(step):
+    """A Ctrl-C during ``step`` comes out as ``KeyboardInterrupt``: LibCST's code generator cleans up
+    in ``finally`` blocks that raise ``KeyError`` once interrupted, hiding the interrupt behind them."""
+
+    @functools.wraps(step)
+    def kept(*args, **kwargs):
+        try:
+            return step(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            seen, cause = set(), exc
+            while cause is not None and id(cause) not in seen:
+                if isinstance(cause, KeyboardInterrupt):
+                    raise cause from None
+                seen.add(id(cause))
+                cause = cause.__cause__ or cause.__context__
+            raise
+
+    return kept
+
+
+@_keep_interrupts
 def read(fn, convert: bool = True) -> Source:
     """Lint ``fn``'s source as traced code. Raises NoSourceError with the reason."""
     if not isinstance(fn, types.FunctionType):
@@ -120,6 +143,7 @@ def _numpy_name(value, module, short):
         return f"{module}.{short}"
 
 
+@_keep_interrupts
 def build(fn, src: Source, probe) -> types.FunctionType:
     """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
     src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,

@@ -144,8 +144,18 @@ class CompiledPipeline:
         named get ``"onnx"``). ``dynamic_batch=True`` frees axis 0 of every port:
         the runtime then steps a batch of environments at once. The folder's
         default is ``<save_path>/<session name>`` from ``leapp.start``.
-        Exporting the same pipeline again writes the same bytes.
+        Exporting the same pipeline again writes the same bytes. A file-system error (a read-only
+        or missing folder, a path through a file) is an ``ExportError`` naming the path.
         """
+        try:
+            return self._export(folder, format, dynamic_batch, options)
+        except OSError as exc:
+            where = exc.filename or folder or os.path.join(self.save_path, self.name)
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            raise ExportError(f"cannot export pipeline {self.name!r}: {where!r}: {reason}; the export "
+                              f"was not completed") from exc
+
+    def _export(self, folder, format, dynamic_batch, options):
         from ..export import FORMATS, export_node
         from ..export_formats import EXTENSIONS
 

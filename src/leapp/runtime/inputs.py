@@ -36,3 +36,16 @@ def check_array_type(value, what: str) -> None:
         why = (f"an ndarray subclass ({cls.__module__}.{cls.__qualname__}) whose NumPy semantics leapp "
                f"cannot know; pass np.asarray(x) if it computes as a plain array")
     raise InputError(f"{what} is {why}")
+
+
+_NO_TENSOR_DTYPE = {"O": "Python objects", "U": "strings", "S": "bytes", "M": "datetimes",
+                    "m": "timedeltas", "V": "structured records"}
+
+
+def check_graph_dtype(array, what: str) -> None:
+    """Raise ``InputError`` for an array whose dtype no graph tensor has (object, string, datetime...)."""
+    kind = array.dtype.kind
+    if kind in _NO_TENSOR_DTYPE:
+        raise InputError(f"{what} is an array of {_NO_TENSOR_DTYPE[kind]} (dtype {array.dtype}): a graph "
+                         f"holds numbers and booleans only. Convert it before the call (e.g. "
+                         f"x.astype(np.float32) for an object array of numbers)")

@@ -12,7 +12,9 @@ The module attributes are process-wide, tracing is not: a wrapper called in a
 thread with no active trace (``state.current()`` is None) calls NumPy's
 original at once. The wrappers stay installed while any holder (an open
 ``leapp.start()`` session, a ``leapp.compile`` trace, in any thread) needs
-them; the last one to let go puts NumPy's own functions back.
+them; the last one to let go puts NumPy's own functions back. Taking and giving back a
+hold runs with Ctrl-C deferred (``leapp.interrupts``), and the holds are kept
+weakly, so an interrupt at any bytecode cannot leave NumPy patched for good.
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ import math
 import sys
 import threading
 import types
+import weakref
 from contextlib import contextmanager
 
 import numpy as np
 import torch
 
-from .. import dispatch, table
+from .. import dispatch, interrupts, table
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
 from ..table.math_module import MATH_FUNCTIONS
 from . import concatenators, constness, math_calls, record, state
@@ -171,9 +174,33 @@ def _torch_conversion(name, original, args, kwargs):
     return original(*args, **kwargs)
 
 
-_saved: list = []  # (module, attribute, original) while installed
-_holders = 0
+# Which holders (an open ``leapp.start()`` session, a running ``leapp.compile`` trace) need the
+# wrappers: a weak reference to each one's Hold. A holder whose frame an exception unwound before
+# it let go (a Ctrl-C at the wrong bytecode) takes its Hold with it, and the reference's callback
+# puts NumPy's functions back. Whether the wrappers are in place is read off the module attributes
+# themselves (a wrapper knows its original), so no counter or saved list can disagree with NumPy.
+_holds: set = set()
 _lock = threading.RLock()
+
+
+class Hold:
+    """One holder's claim on the wrappers; ``install(hold)`` takes it, ``uninstall(hold)`` gives it back."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _gone(ref):
+    """A Hold died without being given back: settle now, unless a settle is running in another thread."""
+    _holds.discard(ref)
+    try:
+        if _lock.acquire(blocking=False):
+            try:
+                with interrupts.deferred():
+                    _settle()
+            finally:
+                _lock.release()
+    except Exception:  # at interpreter exit the module may be half torn down; nothing to restore then
+        pass
 
 
 _current_trace = state.current
@@ -216,59 +243,82 @@ def _math_wrapper(name, original):
     return wrapper
 
 
-def install():
-    """Take one hold on the wrappers (installing them on the first); undone by one ``uninstall``."""
-    global _holders
-    with _lock:
-        _holders += 1
-        if _holders > 1:
-            return
-        for name, module, attr in _targets():
-            original = getattr(module, attr)
-            if getattr(original, "_leapp_bypass", None):
-                continue
-            _saved.append((module, attr, original))
-            setattr(module, attr, _wrapper(name, original))
-        for attr, traced_obj in (("r_", concatenators.TRACED_R), ("c_", concatenators.TRACED_C)):
-            _saved.append((np, attr, getattr(np, attr)))
-            setattr(np, attr, traced_obj)
-        for name in MATH_FUNCTIONS:
-            attr = name.split(".", 1)[1]
-            original = getattr(math, attr, None)
-            if original is not None and not getattr(original, "_leapp_math", None):
-                _saved.append((math, attr, original))
-                setattr(math, attr, _math_wrapper(name, original))
-        dispatch.set_handler(_dispatch_handler)
+_TARGETS = tuple(_targets())
+_WRAPPER_CODE = _wrapper("", None).__code__
+# np.r_/np.c_ become traced concatenators and math's functions record on traced values while held
+_CONCATENATORS = (("r_", concatenators._ORIGINAL_R, concatenators.TRACED_R),
+                  ("c_", concatenators._ORIGINAL_C, concatenators.TRACED_C))
+_MATH_TARGETS = tuple((name, name.split(".", 1)[1]) for name in MATH_FUNCTIONS
+                      if hasattr(math, name.split(".", 1)[1]))
 
 
-def uninstall():
-    """Release one hold; the last release restores NumPy's and torch's own functions."""
-    global _holders
-    with _lock:
-        if _holders == 0:
-            return
-        _holders -= 1
-        if _holders:
-            return
-        while _saved:
-            module, attr, original = _saved.pop()
-            setattr(module, attr, original)
-        dispatch.set_handler(None)
+def _is_wrapper(fn) -> bool:
+    """One of ours (a user's functools.wraps of it copies ``_leapp_bypass``, not the code)."""
+    return getattr(fn, "__code__", None) is _WRAPPER_CODE
+
+
+def _settle():
+    """Make NumPy's and torch's attributes what the live holds ask for; idempotent, so a settle cut
+    short by an exception is finished by the next one."""
+    wanted = len(_holds) > 0
+    for name, module, attr in _TARGETS:
+        current = getattr(module, attr)
+        ours = _is_wrapper(current)
+        if wanted and not ours:
+            setattr(module, attr, _wrapper(name, current))
+        elif not wanted and ours:
+            setattr(module, attr, current.__wrapped__)
+    for attr, original, traced_obj in _CONCATENATORS:
+        setattr(np, attr, traced_obj if wanted else original)
+    for name, attr in _MATH_TARGETS:
+        current = getattr(math, attr)
+        ours = getattr(current, "_leapp_math", None) is not None
+        if wanted and not ours:
+            setattr(math, attr, _math_wrapper(name, current))
+        elif not wanted and ours:
+            setattr(math, attr, current.__wrapped__)
+    dispatch.set_handler(_dispatch_handler if wanted else None)
+
+
+def install(hold: Hold | None = None) -> Hold:
+    """Take ``hold`` (a new one by default) on the wrappers, installing them if needed; returns it.
+
+    Keep the hold for as long as the wrappers are needed: a hold nothing refers to any more lets go
+    by itself.
+    """
+    hold = Hold() if hold is None else hold
+    with interrupts.deferred(), _lock:
+        _holds.add(weakref.ref(hold, _gone))  # equal to a live reference to the same hold: taken once
+        _settle()
+    return hold
+
+
+def uninstall(hold: Hold | None) -> None:
+    """Give ``hold`` back (again, or None: nothing); the last one restores NumPy's and torch's own functions."""
+    with interrupts.deferred(), _lock:
+        if hold is not None:
+            _holds.discard(weakref.ref(hold))
+        _settle()
 
 
 def is_installed() -> bool:
     """Whether NumPy's module attributes are leapp's wrappers right now (held by any thread)."""
-    return bool(_saved)
+    return any(_is_wrapper(getattr(module, attr)) for _, module, attr in _TARGETS)
 
 
 @contextmanager
 def held():
-    """The wrappers are installed inside the block, and released on every exit path."""
-    install()
+    """The wrappers are installed inside the block, and released on every exit path.
+
+    The hold is made before it is taken, so whichever bytecode an interrupt splits, the
+    ``finally`` gives back what was taken.
+    """
+    hold = Hold()
     try:
+        install(hold)
         yield
     finally:
-        uninstall()
+        uninstall(hold)
 
 
 def _dispatch_handler(fn, args, kwargs):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import EscapeError, EscapeWarning
 from . import conventions, escapes, math_calls, patches, record, state
+from .inputs import check_graph_dtype
 from .ir import Problem, Trace, _copy_array
 from .session_graph import CompiledNode
 from .traced import TracedNpArray
@@ -266,6 +267,7 @@ def _traced_input(trace, key, value):
         trace.input_values[key] = value.detach().cpu().numpy().copy()
         return TracedTensor(value.detach().cpu(), node)
     array = np.ndarray.view(value, np.ndarray) if isinstance(value, np.ndarray) else np.asarray(value)
+    check_graph_dtype(array, f"argument {key!r}")
     node = trace.add("input", (key,), None, array.dtype, array.shape, None)
     trace.inputs[key] = node
     trace.input_values[key] = _copy_array(array, copy=True)
