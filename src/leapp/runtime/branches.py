@@ -109,33 +109,27 @@ def _bools(site, values):
 
 
 def and_(site, operands):
-    value = operands[0]()
-    for i, operand in enumerate(operands[1:], 1):
-        if not traced(value):
-            if not value:
-                return value
-            value = operand()
-            continue
-        rest = _bools(site, [value, *(o() for o in operands[i:])])
-        out = rest[0]
-        for r in rest[1:]:
-            out = np.logical_and(out, r)
-        return out
-    return value
+    return _short_circuit(site, operands, False, np.logical_and)
 
 
 def or_(site, operands):
+    return _short_circuit(site, operands, True, np.logical_or)
+
+
+def _short_circuit(site, operands, stops_on, combine):
+    """Python's and/or while the values are plain (stopping where ``bool(value) is stops_on``);
+    from the first traced value on, every remaining operand is evaluated and combined elementwise."""
     value = operands[0]()
     for i, operand in enumerate(operands[1:], 1):
         if not traced(value):
-            if value:
+            if bool(value) is stops_on:
                 return value
             value = operand()
             continue
         rest = _bools(site, [value, *(o() for o in operands[i:])])
         out = rest[0]
         for r in rest[1:]:
-            out = np.logical_or(out, r)
+            out = combine(out, r)
         return out
     return value
 

@@ -17,7 +17,7 @@ and the walk is iterative (a 100,000-op chain is fine).
 
 from __future__ import annotations
 
-from .ir import Node
+from .ir import operand_nodes
 
 _LEAVES = {"input": True, "escaped": True, "const": False}
 
@@ -41,11 +41,11 @@ def depends_on_inputs(trace, node) -> bool:
             memo[top.index] = leaf
             stack.pop()
             continue
-        pending = [n for n in _operand_nodes(top) if n.index not in memo]
+        pending = [n for n in operand_nodes(top) if n.index not in memo]
         if pending:
             stack.extend(pending)
             continue
-        memo[top.index] = any(memo[n.index] for n in _operand_nodes(top))
+        memo[top.index] = any(memo[n.index] for n in operand_nodes(top))
         stack.pop()
     return memo[node.index]
 
@@ -57,20 +57,6 @@ def value_depends_on_inputs(trace, arr) -> bool:
     if arr._lp_parent is not None:
         return depends_on_inputs(trace, record.node_of(arr))
     return depends_on_inputs(trace, arr._lp_node)
-
-
-def _operand_nodes(node):
-    out = []
-    todo = [node.args, node.kwargs]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, Node):
-            out.append(v)
-        elif isinstance(v, (list, tuple)):
-            todo.extend(v)
-        elif isinstance(v, dict):
-            todo.extend(v.values())
-    return out
 
 
 def any_data(trace, values) -> bool:

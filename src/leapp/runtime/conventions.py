@@ -14,7 +14,8 @@ NumPy's signs on every input measured, CPU to CPU; its note says so.)
 from __future__ import annotations
 
 from ..errors import UntracedCallError, UntracedCallWarning
-from . import constness, record
+from . import record
+from .ir import operand_nodes
 
 # op -> (index of the convention-bound item, what it is)
 SIGN_BOUND = {"numpy.linalg.eigh": (1, "eigenvectors")}
@@ -29,7 +30,7 @@ def check(trace) -> None:
         return
     used = {}
     for node in trace.nodes:
-        for n in constness._operand_nodes(node):
+        for n in operand_nodes(node):
             if n.index in bound and node.op != "item":
                 used.setdefault(n.index, node)
     for value in trace.outputs.values():

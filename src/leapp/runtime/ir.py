@@ -102,6 +102,26 @@ class Trace:
         return node
 
 
+def nodes_in(values) -> list:
+    """The Nodes in (nested) call arguments: lists, tuples and dicts of operands."""
+    out = []
+    todo = list(values)
+    while todo:
+        v = todo.pop()
+        if isinstance(v, Node):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+    return out
+
+
+def operand_nodes(node) -> list:
+    """The Nodes a node's arguments and keywords refer to."""
+    return nodes_in((node.args, node.kwargs))
+
+
 def _unchanged(snapshot, array) -> bool:
     """The array still holds what was frozen from it: memory written since (by the user's code or
     by C code that writes into it unseen, as scipy.ndimage does into its output buffer) is a new

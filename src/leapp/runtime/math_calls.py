@@ -29,6 +29,7 @@ import numpy as np
 from ..errors import EscapeError, EscapeWarning
 from ..table.math_module import MATH_FUNCTIONS
 from . import constness, record, state, where
+from .ir import operand_nodes
 from .traced import _loc
 
 _BY_OBJECT = {id(getattr(math, n.split(".", 1)[1])): (getattr(math, n.split(".", 1)[1]), n)
@@ -91,7 +92,7 @@ def check_weak_uses(trace) -> None:
     weak = dict(trace.math_results)  # node index -> where the Python float was made
     seen = set()
     for node in trace.nodes:
-        operands = constness._operand_nodes(node)
+        operands = operand_nodes(node)
         if not operands or not any(n.index in weak for n in operands):
             continue
         if node.op in _WEAK_ARITHMETIC and node.shape == () and all(n.index in weak for n in operands):

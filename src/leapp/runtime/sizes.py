@@ -13,7 +13,7 @@ answer is worked out on demand, from the recorded nodes, and memoised.
 from __future__ import annotations
 
 from .. import table
-from .ir import Node
+from .ir import Node, nodes_in, operand_nodes
 
 _BOOL = "b"
 
@@ -26,12 +26,12 @@ def data_sized(trace, node) -> bool:
         if n.index in memo:
             stack.pop()
             continue
-        pending = [a for a in _arg_nodes(n.args) if a.index not in memo]
+        pending = [a for a in operand_nodes(n) if a.index not in memo]
         if pending:
             stack.extend(pending)
             continue
         stack.pop()
-        memo[n.index] = _decides_size(n) or (bool(n.shape) and any(memo[a.index] for a in _arg_nodes(n.args)))
+        memo[n.index] = _decides_size(n) or (bool(n.shape) and any(memo[a.index] for a in operand_nodes(n)))
     return memo[node.index]
 
 
@@ -39,7 +39,7 @@ def _decides_size(n) -> bool:
     op = n.op
     if op == "ndarray.__getitem__":
         return any(a.op != "const" and a.dtype is not None and a.dtype.kind == _BOOL and a.shape != ()
-                   for a in _arg_nodes(n.args[1:2]))
+                   for a in nodes_in(n.args[1:2]))
     if op == "item":
         parent = n.args[0]
         return isinstance(parent, Node) and _decides_size(parent)
@@ -48,15 +48,3 @@ def _decides_size(n) -> bool:
     if rule == "always":
         return True
     return rule == "one-argument" and len(n.args) == 1 and not n.kwargs
-
-
-def _arg_nodes(args):
-    out = []
-    todo = list(args or ())
-    while todo:
-        a = todo.pop()
-        if isinstance(a, Node):
-            out.append(a)
-        elif isinstance(a, (list, tuple)):
-            todo.extend(a)
-    return out

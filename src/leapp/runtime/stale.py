@@ -12,8 +12,7 @@ node must be the new trace's own (``trace.nodes[node.index] is node``).
 from __future__ import annotations
 
 from ..errors import EscapeError
-from .constness import _operand_nodes
-from .ir import Node, format_loc
+from .ir import Node, format_loc, operand_nodes
 
 
 def check(trace, outputs) -> None:
@@ -24,7 +23,7 @@ def check(trace, outputs) -> None:
         return type(v) is Node and not (v.index < n and nodes[v.index] is v)
 
     for node in nodes:
-        for operand in _operand_nodes(node):
+        for operand in operand_nodes(node):
             if foreign(operand):
                 _refuse(trace, operand, f"{node.op} at {format_loc(node.loc)}")
     for key, value in outputs.items():
