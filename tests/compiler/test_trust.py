@@ -218,3 +218,19 @@ def test_the_users_own_error_is_left_as_it_is():
     with pytest.raises(ValueError, match="bad input") as info:
         leapp.compile(_users_own_error)(X)
     assert type(info.value) is ValueError
+
+
+def _dot_with_a_list_of_traced_items(t):
+    return np.dot(np.eye(3) * 2.0, [t[0][3], t[1][3], t[2][3]])  # modern_robotics' shape
+
+
+def _hstack_of_a_nested_dot(a, b):
+    return np.hstack(((np.dot(a, b),), np.cross(a, b)))  # pytransform3d's geometric_product
+
+
+def test_lists_of_traced_items_as_operands_trace():
+    t = np.arange(16.0).reshape(4, 4)
+    np.testing.assert_allclose(leapp.compile(_dot_with_a_list_of_traced_items)(t),
+                               _dot_with_a_list_of_traced_items(t))
+    a, b = np.array([0.1, 0.2, 0.3]), np.array([1.0, 0.0, 2.0])
+    np.testing.assert_allclose(leapp.compile(_hstack_of_a_nested_dot)(a, b), _hstack_of_a_nested_dot(a, b))

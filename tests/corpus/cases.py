@@ -340,7 +340,6 @@ python_speech_features|python_speech_features.sigproc.magspec(f, 64)|f:frames
 python_speech_features|python_speech_features.sigproc.powspec(f, 64)|f:frames
 python_speech_features|python_speech_features.sigproc.logpowspec(f, 64)|f:frames
 python_speech_features|python_speech_features.sigproc.framesig(s, 50, 25)|s:signal
-python_speech_features|python_speech_features.sigproc.round_half_up(x)|x:vec4|refuse|python_speech_features/sigproc.py:10|escape
 python_speech_features|python_speech_features.base.hz2mel(f)|f:positive
 python_speech_features|python_speech_features.base.mel2hz(m)|m:positive
 python_speech_features|python_speech_features.base.lifter(c)|c:feat

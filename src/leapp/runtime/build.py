@@ -57,16 +57,18 @@ class Ctx:
             return type(x)
         if isinstance(x, np.generic):
             return x.dtype
+        if isinstance(x, (list, tuple)) and _holds_proxy(x):
+            return np.result_type(*_item_dtypes(x))
         return np.asarray(x).dtype
 
     def ndim(self, x):
-        if isinstance(x, torch.fx.Proxy):
-            return len(x.node.meta["leapp_shape"])
-        return np.ndim(x)
+        return len(self.shape_of(x))
 
     def shape_of(self, x):
         if isinstance(x, torch.fx.Proxy):
             return tuple(x.node.meta["leapp_shape"])
+        if isinstance(x, (list, tuple)) and x and _holds_proxy(x):  # [T[0][3], T[1][3], T[2][3]]
+            return (len(x), *self.shape_of(x[0]))
         return np.shape(x)
 
     def cast(self, x, dtype):

@@ -88,9 +88,9 @@ def _atleast(m, x, nd):
 
 @impl("numpy.hstack")
 def hstack(m, tup, *, dtype=None, casting=None):
-    parts = [_atleast(m, m.tensor(a, m.dtype), 1) for a in tup]
-    axis = 0 if len(m.shape_of(tup[0])) <= 1 else 1
-    return torch.cat(parts, axis)
+    tensors = [m.tensor(a, m.dtype) for a in tup]  # a nested item ((angle,)) becomes one tensor here
+    axis = 0 if len(m.shape_of(tensors[0])) <= 1 else 1
+    return torch.cat([_atleast(m, t, 1) for t in tensors], axis)
 
 
 @impl("numpy.vstack")
