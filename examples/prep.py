@@ -1,7 +1,8 @@
 """The module of the README's ``leapp lint`` / ``leapp compile`` session.
 
-``preprocess`` traces into a graph; ``centre`` branches on its data, which
-``leapp lint`` flags (LP202): the branch taken while tracing would be frozen.
+``preprocess`` traces into a graph; ``halve`` loops while a test on its data
+holds, which ``leapp lint`` flags (LP202): the count taken while tracing would
+be frozen (an ``if`` on data that leapp can turn into a select is not flagged).
 ``leapp compile examples/prep.py:preprocess`` takes its inputs from
 ``example_inputs()`` (or from ``--inputs example.npz``).
 """
@@ -12,9 +13,9 @@ STATE_MEAN = np.array([0.1, -0.2, 0.05], dtype=np.float32)
 STATE_STD = np.array([0.5, 0.7, 0.2], dtype=np.float32)
 
 
-def centre(x):  # leapp: trace
-    if x.mean() > 0:
-        x = x - x.mean()
+def halve(x):  # leapp: trace
+    while np.abs(x).max() > 1.0:
+        x = x / 2.0
     return x
 
 

@@ -120,7 +120,7 @@ def test_the_hook_s_environment_has_no_torch_and_finds_lp202(tmp_path):
     assert "torch" not in base and "numpy" not in base, base
     assert not [p for p in env.iterdir() if p.name.split("-")[0].split(".")[0] in ("torch", "numpy")]
     (tmp_path / "prep.py").write_text(
-        "import numpy as np\n\n# leapp: trace\ndef f(x):\n    if x.mean() > 0:\n        x = -x\n"
+        "import numpy as np\n\n# leapp: trace\ndef f(x):\n    while x.mean() > 0:\n        x = x - 1.0\n"
         "    return x\n")
     # -S: no site-packages, so the interpreter sees the standard library and env only
     bare = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
@@ -132,4 +132,4 @@ def test_the_hook_s_environment_has_no_torch_and_finds_lp202(tmp_path):
     lint = subprocess.run([sys.executable, "-S", "-m", "leapp", "lint", "--no-cache", "prep.py"],
                           cwd=tmp_path, env=bare, capture_output=True, text=True)
     assert lint.returncode == 1, lint.stderr
-    assert lint.stdout.startswith("prep.py:5:8: LP202 `if` test on an array expression"), lint.stdout
+    assert lint.stdout.startswith("prep.py:5:11: LP202 `while` test on an array expression"), lint.stdout

@@ -41,8 +41,8 @@ def test_lowering_writes_no_code_and_the_first_call_writes_it_once(monkeypatch):
     assert written == []
     out = node(x=X, v=V)
     want = prep(X, V)
-    np.testing.assert_array_equal(out["output_y"], want["y"])
-    assert out["output_n"].dtype == want["n"].dtype == np.int64
+    np.testing.assert_array_equal(out["y"], want["y"])
+    assert out["n"].dtype == want["n"].dtype == np.int64
     assert len(written) == 1
     node(x=X * 2.0, v=V)
     assert len(written) == 1
