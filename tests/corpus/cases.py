@@ -99,11 +99,11 @@ transforms3d|transforms3d.quaternions.quat2axangle(q)|q:quat|refuse|transforms3d
 transforms3d|transforms3d.quaternions.fillpositive(v)|v:small3|refuse|transforms3d/quaternions.py:88|control-flow
 transforms3d|transforms3d.euler.euler2mat(e[0], e[1], e[2])|e:euler
 transforms3d|transforms3d.euler.euler2mat(e[0], e[1], e[2], "rzxz")|e:euler
-transforms3d|transforms3d.euler.mat2euler(m)|m:rot
+transforms3d|transforms3d.euler.mat2euler(m)|m:rot|refuse|transforms3d/euler.py:290|control-flow
 transforms3d|transforms3d.euler.euler2quat(e[0], e[1], e[2])|e:euler
 transforms3d|transforms3d.euler.quat2euler(q)|q:unit_quat|refuse|transforms3d/quaternions.py:131|control-flow
 transforms3d|transforms3d.euler.euler2axangle(e[0], e[1], e[2])|e:euler|refuse|transforms3d/quaternions.py:570|control-flow
-transforms3d|transforms3d.euler.axangle2euler(v, t)|v:vec3,t:angle
+transforms3d|transforms3d.euler.axangle2euler(v, t)|v:vec3,t:angle|refuse|transforms3d/euler.py:290|control-flow
 transforms3d|transforms3d.axangles.axangle2mat(v, t)|v:vec3,t:angle
 transforms3d|transforms3d.axangles.axangle2mat(v, t, is_normalized=True)|v:vec3,t:angle
 transforms3d|transforms3d.axangles.axangle2aff(v, t)|v:vec3,t:angle
@@ -352,8 +352,8 @@ python_speech_features|python_speech_features.base.ssc(s, 8000, nfft=256)|s:sign
 filterpy|filterpy.common.inv_diagonal(s)|s:spd_diag
 filterpy|filterpy.common.outer_product_sum(a)|a:vecs3
 filterpy|filterpy.common.outer_product_sum(a, b)|a:vecs3,b:vecs3
-filterpy|filterpy.common.Q_discrete_white_noise(3, 0.1, v)|v:angle|refuse|filterpy/common/discretization.py:144|c-code
-filterpy|filterpy.common.Q_continuous_white_noise(3, 0.1, v)|v:angle|refuse|filterpy/common/discretization.py:216|c-code
+filterpy|filterpy.common.Q_discrete_white_noise(3, 0.1, v)|v:angle
+filterpy|filterpy.common.Q_continuous_white_noise(3, 0.1, v)|v:angle
 filterpy|filterpy.stats.gaussian(x, 0.5, 2.0)|x:vec4
 filterpy|filterpy.stats.mul(a, b, c, d)|a:angle,b:unit_interval,c:angle,d:unit_interval
 filterpy|filterpy.stats.add(a, b, c, d)|a:angle,b:unit_interval,c:angle,d:unit_interval

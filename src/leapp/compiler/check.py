@@ -86,7 +86,7 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
         expected = align(result, graph.traced.output_spec)
         spec, leaves = output_structure(expected)
         if spec != graph.traced.output_spec:
-            return len(compared) + 1, [_structure_message(cf, graph, t_args, t_kwargs)]
+            return len(compared) + 1, [_structure_message(cf, graph, t_args, t_kwargs, spec)]
         inputs = {names[path]: value for path, value in flatten_inputs(t_args, t_kwargs)}
         compared.append(((t_args, t_kwargs), inputs, {k: np.asarray(v) for k, v in leaves.items()}))
     if not compared:
@@ -113,10 +113,63 @@ def _describe_input(args, kwargs) -> str:
     return ", ".join(kinds)
 
 
-def _structure_message(cf, graph, args, kwargs) -> str:
-    return (f"leapp.compile({cf.name}): on a generated input ({_describe_input(args, kwargs)}) the "
+def _structure_message(cf, graph, args, kwargs, spec) -> str:
+    head = (f"leapp.compile({cf.name}): on a generated input ({_describe_input(args, kwargs)}) the "
             f"function returned another structure than when traced: its control flow or output sizes "
             f"depend on the data, so no single graph is exact")
+    where = _divergence(cf, graph, args, kwargs)
+    if where:
+        return head + f"; the two runs part at {where}"
+    frozen = _frozen_python_output(graph.traced.output_spec, spec)
+    if frozen is not None:
+        code = getattr(cf.fn, "__code__", None)
+        line = f" (returned by {code.co_filename}:{code.co_firstlineno})" if code else ""
+        return (f"leapp.compile({cf.name}): output {frozen[0]} is a Python value computed from the "
+                f"data outside the graph{line}: {frozen[1]!r} when traced, {frozen[2]!r} on a generated "
+                f"input ({_describe_input(args, kwargs)}). NumPy scalars unpacked from an array "
+                f"(a, b = x.flat, float(x[0])) and math on them leave the graph; keep the values in "
+                f"arrays (x[0], np.arctan2(...))")
+    return head
+
+
+def _frozen_python_output(traced, now, path="output"):
+    """(path, traced value, value now) of the first Python-number output that differs."""
+    if traced[0] == "const" and now[0] == "const":
+        return None if samples.exact(traced[1]) == samples.exact(now[1]) else (path, traced[1], now[1])
+    if traced[0] != now[0]:
+        return None
+    if traced[0] == "dict" and traced[1].keys() == now[1].keys():
+        pairs = [(f"{path}[{k!r}]", traced[1][k], now[1][k]) for k in traced[1]]
+    elif traced[0] in ("list", "tuple", "namedtuple") and len(traced[2]) == len(now[2]):
+        pairs = [(f"{path}[{i}]", a, b) for i, (a, b) in enumerate(zip(traced[2], now[2], strict=True))]
+    else:
+        return None
+    for where, a, b in pairs:
+        hit = _frozen_python_output(a, b, where)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _divergence(cf, graph, args, kwargs):
+    """Where a trace on ``args`` first records something else than the graph's trace did."""
+    names = list(cf._signature.parameters) if cf._signature else []
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            again = trace_function(cf._traceable, *copy.deepcopy((args, kwargs)), names=names,
+                                   strict=False, name=cf.name, keep_values=True)
+    except Exception:
+        return None
+    mine, theirs = graph.traced.trace.nodes, again.trace.nodes
+    for a, b in zip(mine, theirs, strict=False):
+        if (a.op, a.loc, a.shape) != (b.op, b.loc, b.shape):
+            return f"{format_loc(a.loc)} ({a.op})"
+    if len(mine) != len(theirs):
+        shorter = mine if len(mine) < len(theirs) else theirs
+        last = (theirs if shorter is mine else mine)[len(shorter)]
+        return f"{format_loc(last.loc)} ({last.op})"
+    return None
 
 
 def _mismatch_message(cf, graph, validation, args, kwargs, inputs) -> str:
