@@ -641,7 +641,8 @@ def _untraceable(g):
     name = g.fresh("u")
     kind = r.choice(["if", "float", "tolist", "item"])
     if kind == "if":
-        lines = [f"if {x}.mean() > 0:", f"    {name} = {x} * 2.0", "else:", f"    {name} = {x} - 1.0"]
+        # a loop on data (an `if` on data with pure branches is converted to a select, exactly)
+        lines = [f"{name} = {x} * 1.0", f"while {name}.mean() > 0:", f"    {name} = {name} - 1.0"]
     elif kind == "float":
         lines = [f"{name} = {x} / (float(np.abs({x}).max()) + 1.0)"]
     elif kind == "tolist":
@@ -653,7 +654,7 @@ def _untraceable(g):
     at = len(g.body)
     if not g.run(lines, name, construct="untraceable_" + kind):
         return False
-    g.refuse_line = at  # an index into the body, turned into a file line when rendering
+    g.refuse_line = at + (kind == "if")  # an index into the body, turned into a file line when rendering
     return True
 
 
