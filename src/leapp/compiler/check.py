@@ -132,6 +132,15 @@ def _structure_message(cf, graph, args, kwargs, spec) -> str:
     return head
 
 
+def _retrace(cf, args, kwargs):
+    """The function traced again on ``args``, quietly, keeping NumPy's value of every node."""
+    names = list(cf._signature.parameters) if cf._signature else []
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return trace_function(cf._traceable, *copy.deepcopy((args, kwargs)), names=names,
+                              strict=False, name=cf.name, keep_values=True)
+
+
 def _frozen_python_output(traced, now, path="output"):
     """(path, traced value, value now) of the first Python-number output that differs."""
     if traced[0] == "const" and now[0] == "const":
@@ -153,12 +162,8 @@ def _frozen_python_output(traced, now, path="output"):
 
 def _divergence(cf, graph, args, kwargs):
     """Where a trace on ``args`` first records something else than the graph's trace did."""
-    names = list(cf._signature.parameters) if cf._signature else []
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            again = trace_function(cf._traceable, *copy.deepcopy((args, kwargs)), names=names,
-                                   strict=False, name=cf.name, keep_values=True)
+        again = _retrace(cf, args, kwargs)
     except Exception:
         return None
     mine, theirs = graph.traced.trace.nodes, again.trace.nodes
@@ -186,12 +191,8 @@ def _mismatch_message(cf, graph, validation, args, kwargs, inputs) -> str:
 def _first_departure(cf, graph, args, kwargs, inputs) -> str:
     """Trace again on the failing input, keeping NumPy's value of every node, run the graph on it
     node by node, and name the first node whose value departs from NumPy's."""
-    names = list(cf._signature.parameters) if cf._signature else []
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            again = trace_function(cf._traceable, *copy.deepcopy((args, kwargs)), names=names,
-                                   strict=False, name=cf.name, keep_values=True)
+        again = _retrace(cf, args, kwargs)
     except Exception as exc:
         return (f"Tracing again on that input failed ({type(exc).__name__}: {exc}); the graph took a "
                 f"path or froze a value that only fits the example")

@@ -17,7 +17,7 @@ and the walk is iterative (a 100,000-op chain is fine).
 
 from __future__ import annotations
 
-from .ir import operand_nodes
+from .ir import fold_operands
 
 _LEAVES = {"input": True, "escaped": True, "const": False}
 
@@ -30,24 +30,7 @@ def depends_on_inputs(trace, node) -> bool:
     hit = memo.get(node.index)
     if hit is not None:
         return hit
-    stack = [node]
-    while stack:
-        top = stack[-1]
-        if top.index in memo:
-            stack.pop()
-            continue
-        leaf = _LEAVES.get(top.op)
-        if leaf is not None:
-            memo[top.index] = leaf
-            stack.pop()
-            continue
-        pending = [n for n in operand_nodes(top) if n.index not in memo]
-        if pending:
-            stack.extend(pending)
-            continue
-        memo[top.index] = any(memo[n.index] for n in operand_nodes(top))
-        stack.pop()
-    return memo[node.index]
+    return fold_operands(memo, node, lambda n, deps: _LEAVES.get(n.op, any(deps)))
 
 
 def value_depends_on_inputs(trace, arr) -> bool:

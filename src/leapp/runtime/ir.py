@@ -122,6 +122,25 @@ def operand_nodes(node) -> list:
     return nodes_in((node.args, node.kwargs))
 
 
+def fold_operands(memo, node, combine):
+    """``memo[node.index] = combine(n, [memo of n's operands])`` for ``node`` and every node it depends
+    on, operands first, iteratively (a chain of 100,000 nodes must not recurse); returns node's."""
+    stack = [node]
+    while stack:
+        top = stack[-1]
+        if top.index in memo:
+            stack.pop()
+            continue
+        operands = operand_nodes(top)
+        pending = [n for n in operands if n.index not in memo]
+        if pending:
+            stack.extend(pending)
+            continue
+        memo[top.index] = combine(top, [memo[n.index] for n in operands])
+        stack.pop()
+    return memo[node.index]
+
+
 def _unchanged(snapshot, array) -> bool:
     """The array still holds what was frozen from it: memory written since (by the user's code or
     by C code that writes into it unseen, as scipy.ndimage does into its output buffer) is a new

@@ -13,26 +13,14 @@ answer is worked out on demand, from the recorded nodes, and memoised.
 from __future__ import annotations
 
 from .. import table
-from .ir import Node, nodes_in, operand_nodes
+from .ir import Node, fold_operands, nodes_in
 
 _BOOL = "b"
 
 
 def data_sized(trace, node) -> bool:
     memo = trace.__dict__.setdefault("_data_sized", {})
-    stack = [node]
-    while stack:  # iterative: a chain of 100,000 nodes must not recurse
-        n = stack[-1]
-        if n.index in memo:
-            stack.pop()
-            continue
-        pending = [a for a in operand_nodes(n) if a.index not in memo]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        memo[n.index] = _decides_size(n) or (bool(n.shape) and any(memo[a.index] for a in operand_nodes(n)))
-    return memo[node.index]
+    return fold_operands(memo, node, lambda n, sized: _decides_size(n) or bool(n.shape) and any(sized))
 
 
 def _decides_size(n) -> bool:
