@@ -22,13 +22,14 @@ import numpy as np
 
 _ndarray = np.ndarray
 _MAX_REPORTED = 8
+_MAX_SEARCHED_AFTER_FAILURE = 16
 
 
-def survivors(made) -> list:
+def survivors(made, collect=True) -> list:
     """The watched arrays still alive (after collecting garbage cycles, which may hold some)."""
     alive = [a for r in made if (a := r()) is not None]
-    if not alive:
-        return []
+    if not alive or not collect:
+        return alive
     del alive
     gc.collect()
     return [a for r in made if (a := r()) is not None]
@@ -153,12 +154,17 @@ def describe(arr, where, format_loc) -> str:
     return f"a traced array ({made}) is still held by {where} after the call"
 
 
-def settle(made, skip, plain, format_loc) -> list[tuple[object, str]]:
+def settle(made, skip, plain, format_loc, *, failed=False) -> list[tuple[object, str]]:
     """Find every watched array still alive and held outside leapp, swap it for its plain twin
-    where it is held, and return ``(loc, message)`` per holder (at most a few, then a count)."""
+    where it is held, and return ``(loc, message)`` per holder (at most a few, then a count).
+
+    ``failed``: after a call that raised, whose traceback's frames hold its arrays anyway: no
+    collection, and only the newest few are searched (each search scans the heap)."""
     found = []
     extra = 0
-    alive = survivors(made)
+    alive = survivors(made, collect=not failed)
+    if failed:
+        alive = alive[-_MAX_SEARCHED_AFTER_FAILURE:]
     skip = skip | {id(alive), id(made)}
     for arr in alive:
         for where, put in holders(arr, skip):

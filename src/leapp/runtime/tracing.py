@@ -213,7 +213,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
         del t_args, t_kwargs, mapping
         if trace.made is not None:
             try:
-                escapes.settle(trace.made, set(), record.plain, record.format_loc)
+                escapes.settle(trace.made, set(), record.plain, record.format_loc, failed=True)
             except Exception:  # noqa: S110 - cleaning up must never hide the error being raised
                 pass
         trace.made = None
