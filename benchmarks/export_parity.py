@@ -227,6 +227,31 @@ def aggregate(results):
     return table
 
 
+def _first_per_entry(jobs):
+    """The jobs that cover a table entry no earlier job covered, in order."""
+    seen, out = set(), []
+    for job in jobs:
+        if not set(job[0]) <= seen:
+            out.append(job)
+            seen.update(job[0])
+    return out
+
+
+def _read_checkpoint(path, exporter):
+    """{(format, case label): result} already measured with this exporter (see --checkpoint)."""
+    done = {}
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    row = json.loads(line)
+                except ValueError:  # a line cut short when a run was killed
+                    continue
+                if row.get("exporter") == exporter:
+                    done[row["format"], row["case"]] = row["result"]
+    return done
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--formats", default=",".join(FORMATS))
@@ -240,19 +265,36 @@ def main(argv=None):
                         help="every Nth case only (a fixed subset, the same for every exporter)")
     parser.add_argument("--limit-s", type=float, default=None,
                         help="stop each format after this many seconds (the counts say how many cases ran)")
+    parser.add_argument("--per-entry", action="store_true",
+                        help="only the first case of each table entry (the smallest selection that fills "
+                             "every cell of the column; use it for the slow dynamo exporter)")
+    parser.add_argument("--checkpoint", default=None, metavar="FILE",
+                        help="append each case's result to FILE (JSON lines) and reuse the results already "
+                             "there for the same format and exporter, so a long run (the dynamo column) "
+                             "can be stopped and resumed")
     args = parser.parse_args(argv)
     names = set(filter(None, args.names.split(","))) or None
     jobs = collect(names, args.per_record)[::args.sample]
+    if args.per_entry:
+        jobs = _first_per_entry(jobs)
     results = {}
+    done = _read_checkpoint(args.checkpoint, args.exporter)
     with tempfile.TemporaryDirectory() as folder:
         for fmt in args.formats.split(","):
             rows, t0 = [], time.perf_counter()
             for job in jobs:
+                if (fmt, job[1]) in done:
+                    rows.append((job[0], job[1], done[fmt, job[1]]))
+                    continue
                 if args.limit_s is not None and time.perf_counter() - t0 > args.limit_s:
                     print(f"{fmt}: stopped after {args.limit_s:.0f} s (--limit-s)", flush=True)
                     break
                 res = run_case(job, fmt, folder, args.exporter)
                 rows.append((job[0], job[1], res))
+                if args.checkpoint:
+                    with open(args.checkpoint, "a", encoding="utf-8") as out:
+                        out.write(json.dumps({"format": fmt, "exporter": args.exporter, "case": job[1],
+                                              "result": res}) + "\n")
                 if args.verbose or res["status"] == "silent":
                     print(f"{fmt} {job[1]}: {res['status']} {res.get('why', '')}", flush=True)
             results[fmt] = rows
