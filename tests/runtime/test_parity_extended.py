@@ -157,6 +157,10 @@ CASES = {
     "fix_angle": (lambda a: (np.fix(a), np.fix(a // 2), np.angle(a), np.angle(a, deg=True)), X),
     "angle_int": (lambda a: np.angle(a), XI),
     "inf_tests": (lambda a: (np.isneginf(a / 0.0), np.isposinf(a / 0.0), np.isreal(a), np.iscomplex(a)), X),
+    # complex values made in the graph: the parts, the angle and the properties (.real / .imag)
+    "complex_parts": (lambda a: (np.angle(a + 1j * a[::-1]), np.angle(a - 1j * a, deg=True),
+                                 (a + 2j * a).real, (a + 2j * a).imag, np.real(a * 1j), np.imag(a * 1j),
+                                 a.imag, a.real * 2, np.abs(a + 1j)), X),
     "real_imag_tri": (lambda a: (np.real(a), np.imag(a), np.tri(3, 4, 1), np.tri(2, dtype=int)), XI),
     "ufuncs_listed": (lambda a: (np.deg2rad(a), np.rad2deg(a), np.hypot(a, 2), np.arctan2(a, a[0]), np.log1p(np.abs(a)),
                                  np.expm1(a), np.log2(np.abs(a) + 1), np.log10(np.abs(a) + 1), np.exp2(a), np.cbrt(a),
@@ -191,4 +195,4 @@ COVERED = {
         "log1p expm1 log2 log10 exp2 cbrt logaddexp heaviside sinc sign copysign reciprocal fmod fmax fmin ptp "
         "prod cumprod isclose nan_to_num outer cross vdot float32 int64 float16 bool int32"
     ).split()
-} | {"ndarray.diagonal", "ndarray.searchsorted"}
+} | {"ndarray.diagonal", "ndarray.searchsorted", "ndarray.real", "ndarray.imag"}

@@ -47,6 +47,8 @@ _TRANSPOSE = resolve(_recorded("transpose"))
 _T = resolve(_recorded("T"))
 _MT = resolve(_recorded("mT"))
 _CONJ = resolve(_recorded("conj"))
+_REAL = resolve(_recorded("real"))
+_IMAG = resolve(_recorded("imag"))
 _SORT = _recorded("sort")
 
 
@@ -298,9 +300,12 @@ class TracedNpArray(np.ndarray):
 
     @property
     def real(self):
-        if np.iscomplexobj(self):
-            return _untraced_method(self, "real", lambda p: p.real)
-        return self
+        # NumPy's own .real of a real array is the array itself
+        return _REAL(self) if np.iscomplexobj(self) else self
+
+    @property
+    def imag(self):
+        return _IMAG(self)
 
     def conj(self):
         # for real dtypes NumPy returns the array itself (np.conj of bool would be int8)

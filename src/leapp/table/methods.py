@@ -51,6 +51,8 @@ METHODS = [
        records="numpy.transpose"),
     _m("mT", torch="torch.transpose", category="Shape and layout", note="Property.", view="permute",
        records="numpy.swapaxes"),
+    _m("real", torch="torch.real", category="Arithmetic and math", note="Property.", records="numpy.real"),
+    _m("imag", torch="torch.imag", category="Arithmetic and math", note="Property.", records="numpy.imag"),
     _m("flatten", torch="torch.reshape", category="Shape and layout", refuse=_ORDER),
     _m("astype", torch="torch.Tensor.to", refuse={}),
     _m("copy", torch="torch.clone"),

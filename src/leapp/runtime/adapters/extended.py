@@ -223,6 +223,10 @@ def fix(m, x, out=None):
 
 @impl("numpy.angle")
 def angle(m, z, deg=False):
+    if m.np_dtype(z).kind == "c":
+        t = m.tensor(z)
+        out = torch.atan2(torch.imag(t), torch.real(t))
+        return out * (180 / math.pi) if deg else out
     x = m.tensor(m.cast(z, m.dtype))
     out = torch.atan2(torch.zeros_like(x), x)
     return out * (180 / math.pi) if deg else out
