@@ -19,6 +19,7 @@ This is the one layer that imports both ``leapp.ast_pass`` and ``leapp.runtime``
 
 from __future__ import annotations
 
+from .bound import BoundCompiled, unbind
 from .check import DEFAULT_SAMPLES
 from .function import CompiledFunction
 from .stateful import StatefulFunction
@@ -58,6 +59,12 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     recently used dropped past it, with one ``RetraceWarning`` naming the function.
     """
     def wrap(f):
+        f, obj = unbind(f)  # a bound method or a callable instance: its function, with obj first
+        if obj is not None:
+            return _compile(f, name).__get__(obj)
+        return _compile(f, name)
+
+    def _compile(f, name):
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
                                     crosscheck=crosscheck, name=name, backend=backend, tier=tier,
@@ -70,4 +77,4 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     return wrap if fn is None else wrap(fn)
 
 
-__all__ = ["CompiledFunction", "StatefulFunction", "compile"]
+__all__ = ["BoundCompiled", "CompiledFunction", "StatefulFunction", "compile"]

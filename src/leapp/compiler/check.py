@@ -15,7 +15,6 @@ culprit, is named with where it was frozen from).
 
 from __future__ import annotations
 
-import copy
 import warnings
 
 import numpy as np
@@ -74,7 +73,7 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     tries = generated(args, kwargs, n, seed=len(cf._graphs))
     for t_args, t_kwargs in tries:
         try:
-            call_args, call_kwargs = copy.deepcopy((t_args, t_kwargs))
+            call_args, call_kwargs = samples.isolated((t_args, t_kwargs))
         except Exception:  # an argument that cannot be copied: the function could change it
             return 0, []
         try:
@@ -137,7 +136,7 @@ def _retrace(cf, args, kwargs):
     names = list(cf._signature.parameters) if cf._signature else []
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        return trace_function(cf._traceable, *copy.deepcopy((args, kwargs)), names=names,
+        return trace_function(cf._traceable, *samples.isolated((args, kwargs)), names=names,
                               strict=False, name=cf.name, keep_values=True)
 
 

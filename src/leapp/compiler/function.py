@@ -10,7 +10,6 @@ function on perturbed inputs.
 
 from __future__ import annotations
 
-import copy
 import functools
 import inspect
 import time
@@ -30,6 +29,7 @@ from ..errors import (
     LeappWarning,
     NoSourceError,
     ProblemsError,
+    RetraceWarning,
     TraceError,
     UntracedCallWarning,
     ValidationError,
@@ -50,6 +50,7 @@ from ..runtime.tracing import (
 )
 from . import check as check_mod
 from . import crosscheck as cc_mod
+from . import guards as guards_mod
 from . import samples
 from . import source as src_mod
 from . import tier as tier_mod
@@ -68,6 +69,7 @@ class Graph:
     call: tuple = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
     checked: int = 0  # generated inputs the default differential check compared it with NumPy on
     tier: object = None  # compiler.tier.Tier with tier="auto"
+    guards: object = None  # compiler.guards.Guards: state read from outside, watched per call
     samples: list = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
 
     @property
@@ -200,7 +202,7 @@ class CompiledFunction:
             return self._traceable(*args, **kwargs)
         key = fast_key(args, kwargs)
         fast = self._fast.get(key)
-        if fast is not None:
+        if fast is not None and (fast.guards is None or fast.guards.changed() is None):
             return fast(args, kwargs)
         raw_args, raw_kwargs = args, kwargs
         args, kwargs = self._bind(args, kwargs)
@@ -244,7 +246,9 @@ class CompiledFunction:
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
-        return functools.partial(self, obj)
+        from .bound import BoundCompiled
+
+        return BoundCompiled(self, obj)
 
     def trace(self, *args, validate: int = 0, **kwargs):
         """Trace on these example inputs (again, if already traced) and return the GraphModule.
@@ -341,9 +345,16 @@ class CompiledFunction:
         key = self._key(args, kwargs)
         graph = self._graphs.get(key)
         if graph is not None:
-            return graph
+            if graph.guards is None:
+                return graph
+            changed = graph.guards.changed()
+            if changed is None:
+                return graph
+            self._state_changed(key, changed)
         graph = self._trace(key, args, kwargs)
         self._differential_check(graph, args, kwargs)
+        graph.guards = guards_mod.build(self.fn, graph.traced.trace, args, kwargs,
+                                        list(self._signature.parameters) if self._signature else [])
         self._graphs[key] = graph
         if validate:
             rng = np.random.default_rng(len(self._graphs))
@@ -353,6 +364,18 @@ class CompiledFunction:
             if not result.ok:
                 raise ValidationError(result.describe())
         return graph
+
+    def _state_changed(self, key, changed):
+        """State the graph froze changed since its trace (``compiler/guards.py``): trace again, as
+        NumPy reads the state afresh; warn once when it keeps happening."""
+        self._graphs.pop(key, None)
+        self._fast.clear()
+        self._state_retraces = getattr(self, "_state_retraces", 0) + 1
+        if self._state_retraces == guards_mod.WARN_AFTER:
+            warnings.warn(f"leapp.compile({self.name}): traced again {self._state_retraces} times because "
+                          f"state the graph froze changed between calls (last: {changed}). Each change "
+                          f"costs a trace; pass the array as an argument, or carry it with "
+                          f"leapp.compile(state=...)", RetraceWarning, stacklevel=4)
 
     def _trace(self, key, args, kwargs) -> Graph:
         np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
@@ -375,7 +398,7 @@ class CompiledFunction:
             except Exception as exc:
                 self._raised_only_when_traced(exc, np_args, np_kwargs)
                 raise
-        graph = Graph(key, traced, call=copy.deepcopy((np_args, np_kwargs)))
+        graph = Graph(key, traced, call=samples.isolated((np_args, np_kwargs)))
         if self.backend != "fx":
             traced.node.use_backend(self.backend, traced.trace.input_values, traced.trace.output_values)
         elif self.tier == "auto":
@@ -418,7 +441,7 @@ class CompiledFunction:
         was the difference (a library that type-checks its argument: ``Decimal(x)``, C code that
         rejects a subclass): that is leapp's refusal, at the line that raised, not a crash."""
         try:
-            call_args, call_kwargs = copy.deepcopy((args, kwargs))
+            call_args, call_kwargs = samples.isolated((args, kwargs))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self.fn(*call_args, **call_kwargs)
@@ -575,7 +598,8 @@ class _Marker:
 class _FastCall:
     """A traced graph bound to one argument layout: pick the arrays, run the plan, rebuild."""
 
-    __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars", "node", "generation", "tier")
+    __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars", "node", "generation", "tier",
+                 "guards")
 
     @classmethod
     def make(cls, graph, signature, args, kwargs):
@@ -598,6 +622,7 @@ class _FastCall:
         self.generation = graph.node.generation
         self.plan = graph.node.plan(arrays)
         self.tier = graph.tier if graph.tier is not None and graph.tier.watching else None
+        self.guards = graph.guards
         self.spec = graph.traced.output_spec
         self.single = self.spec[1] if self.spec[0] == "leaf" else None
         # the usual result, a flat dict of arrays, is rebuilt without walking the spec

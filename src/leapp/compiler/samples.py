@@ -10,6 +10,8 @@ while tracing shows up as a mismatch.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import torch
 
@@ -85,6 +87,30 @@ def to_numpy(value):
     if isinstance(value, dict):
         return {k: to_numpy(v) for k, v in value.items()}
     return value
+
+
+def copy_arrays(value):
+    """``value`` with every array copied and its containers rebuilt; other objects (``self``, a
+    config, a lock it holds) are the same objects: ``copy.deepcopy`` of them may be impossible or
+    huge, and the function must see them as the caller passed them."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        items = [copy_arrays(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return {k: copy_arrays(v) for k, v in value.items()}
+    return value
+
+
+def isolated(value):
+    """A copy to run the function on without touching the caller's objects: ``copy.deepcopy``
+    (a method's ``self`` too, so a check run cannot change it), or where an object cannot be
+    deep-copied (it holds a lock, a file, a module) ``copy_arrays``: then that object is shared."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # any __deepcopy__/__reduce__ may raise anything: the fallback is still exact
+        return copy_arrays(value)
 
 
 def perturb(value, rng):
