@@ -38,6 +38,10 @@ class TraceError(LeappError, RuntimeError):
     """The annotated region was used in a way tracing cannot follow (API misuse)."""
 
 
+class OutputTypeError(LeappError, TypeError):
+    """The traced function returned something a graph cannot return (a dataclass, an object)."""
+
+
 class ConversionError(LeappError, TypeError):
     """A branch on traced data that leapp converted cannot become a select (dtypes, shapes, values)."""
 

@@ -46,3 +46,22 @@ def test_two_names_that_sanitize_alike_stay_distinct():
     d = {"a.b": X, "a_b": X + 1.0}
     np.testing.assert_allclose(cf(d), two(d))
     np.testing.assert_allclose(cf({"a.b": X * 2, "a_b": X}), two({"a.b": X * 2, "a_b": X}))
+
+
+def test_a_dataclass_result_is_refused_saying_what_a_graph_returns():
+    import dataclasses
+
+    import pytest
+
+    from leapp.errors import OutputTypeError
+
+    @dataclasses.dataclass
+    class Obs:
+        pos: np.ndarray
+
+    @leapp.compile
+    def fn(x):
+        return Obs(x * 2)
+
+    with pytest.raises(OutputTypeError, match=r"the result is a .*Obs.*dataclasses\.asdict"):
+        fn(np.ones(3))

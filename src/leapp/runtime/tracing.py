@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import EscapeError, EscapeWarning
+from ..errors import EscapeError, EscapeWarning, OutputTypeError
 from . import conventions, escapes, math_calls, patches, record, state
 from .inputs import check_graph_dtype
 from .ir import Problem, Trace, _copy_array
@@ -132,7 +132,12 @@ def _structure(value, path, leaves, keyed):
         return (kind, type(value), [_structure(v, path + (i,), leaves, keyed) for i, v in enumerate(value)])
     if isinstance(value, (bool, int, float, complex, str, bytes)) or value is None:
         return ("const", value)
-    raise TypeError(f"unsupported output type {type(value).__name__}")
+    where = "the result" if not path else "the result's item " + "".join(f"[{p!r}]" for p in path)
+    hint = " (dataclasses.asdict(result) gives one)" if hasattr(value, "__dataclass_fields__") else ""
+    raise OutputTypeError(
+        f"{where} is a {type(value).__qualname__}, which a graph cannot return: outputs are arrays, "
+        f"NumPy and Python scalars, strings and None, in tuples, lists, namedtuples and dicts. Return "
+        f"a dict or a namedtuple of its arrays{hint}")
 
 
 def align(value, spec):
