@@ -118,3 +118,26 @@ def test_compiled_function_called_while_tracing_is_inlined():
 
     np.testing.assert_allclose(outer(X), np.exp(X) + 1.0, rtol=1e-6)
     assert "torch.exp" in outer.graphs[0].code
+
+
+@leapp.compile
+def _halve_n_times(x, n=3):
+    return x if n == 0 else _halve_n_times(x * 0.5, n - 1)
+
+
+def _quarter_n_times(x, n=2):
+    return x if n == 0 else _quarter_n_times(x * 0.25, n - 1)
+
+
+def test_a_recursive_function_compiles():
+    # the rewritten def is compiled inside a factory: its own name must stay the module's global
+    x = np.ones(3)
+    assert np.allclose(_halve_n_times(x), x / 8)
+    assert np.allclose(leapp.compile(_quarter_n_times)(x), x / 16)
+
+    def outer():
+        def rec(v, n=2):  # its own name is a closure cell here
+            return v if n == 0 else rec(v + 1.0, n - 1)
+        return rec
+
+    assert np.allclose(leapp.compile(outer())(x), x + 2)

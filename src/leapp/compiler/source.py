@@ -214,6 +214,9 @@ def _compile_inner(func, fn, path):
     qual = fn.__qualname__.split(".")
     owner = qual[-2] if len(qual) > 1 and qual[-2] != "<locals>" else None
     body: list = [func]
+    # The def binds its name in the factory; a recursive call in its body must still find the
+    # module's global (the original function), not a closure cell of that local def.
+    hoist = [] if fn.__name__ in fn.__code__.co_freevars else [ast.Global(names=[fn.__name__])]
     if owner is not None:
         body = [ast.ClassDef(name=owner, bases=[], keywords=[], body=[func], decorator_list=[],
                              **_TYPE_PARAMS)]
@@ -221,10 +224,10 @@ def _compile_inner(func, fn, path):
         name="__leapp_factory__",
         args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], vararg=None,
                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-        body=[*body, ast.Return(ast.Constant(None))],
+        body=[*hoist, *body, ast.Return(ast.Constant(None))],
         decorator_list=[], returns=None, **_TYPE_PARAMS,
     )
-    for node in (factory, *body):
+    for node in (factory, *hoist, *body):
         ast.copy_location(node, func)
     module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)

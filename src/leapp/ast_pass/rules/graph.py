@@ -74,6 +74,10 @@ class RandomInTrace(Rule):
 
 
 MUTATING_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "setfield", "itemset"})
+# Methods that change a Python container (list, deque, dict, set) in place.
+CONTAINER_MUTATORS = frozenset({"append", "appendleft", "extend", "extendleft", "insert", "pop", "popleft",
+                                "popitem", "remove", "clear", "update", "setdefault", "add", "discard",
+                                "rotate", "sort", "reverse"})
 
 
 def _base_name(target):
@@ -408,6 +412,16 @@ class StateWrite(Rule):
             import numpy as np
 
             # leapp: trace
+            def f(x):
+                parts = []
+                parts.append(x * 2)      # a list the function made
+                parts.extend([x, x + 1])
+                return np.append(np.concatenate(parts), 0.0)
+            """)),
+        Valid(src("""
+            import numpy as np
+
+            # leapp: trace
             def f(x, scale: float):
                 scale += 1.0  # a Python number: rebinding, not a write
                 out = {"y": x * scale}
@@ -450,6 +464,34 @@ class StateWrite(Rule):
                     return self.buf
             """), line=6),
         Invalid(src("""
+            from collections import deque
+            import numpy as np
+            FRAMES = deque(maxlen=3)
+
+            # leapp: trace
+            def f(x):
+                FRAMES.append(x)
+                return np.concatenate(list(FRAMES))
+            """), line=7),
+        Invalid(src("""
+            import numpy as np
+            CALLS = {"n": 0}
+
+            # leapp: trace
+            def f(x):
+                CALLS["n"] += 1
+                return x * CALLS["n"]
+            """), line=6),
+        Invalid(src("""
+            import numpy as np
+
+            class Recorder:
+                # leapp: trace
+                def step(self, x):
+                    self.history.append(x)
+                    return x * 2
+            """), line=6),
+        Invalid(src("""
             import numpy as np
             COUNT = 0
 
@@ -481,8 +523,12 @@ class StateWrite(Rule):
         elif name in ctx.state.arguments or name not in ctx.scope.bound:
             if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                 if not ctx.is_array(target.value):
-                    return  # obs["y"] = ...: a mapping; the static pass cannot tell more
-                what, instead = f"into the caller's array `{name}`", _COPY
+                    if name in ctx.state.arguments or not _outer_object(ctx, name):
+                        return  # obs["y"] = ...: the caller's mapping; the static pass cannot tell more
+                    what = f"an item of the {_outer_kind(ctx.scope, name)} `{name}`"
+                    instead = "Return the new value instead (or keep state outside the compiled function)."
+                else:
+                    what, instead = f"into the caller's array `{name}`", _COPY
             else:
                 what, instead = f"state of `{name}` (an object the function did not create)", \
                     "Return the new value instead (or keep state outside the compiled function)."
@@ -517,6 +563,41 @@ class StateWrite(Rule):
                 if isinstance(t, ast.Name) and t.id in ctx.state.arguments and ctx.is_array(t):
                     ctx.report(self.CODE, t, self.MESSAGE.format(
                         text=ctx.text(node), what=f"into the caller's array `{t.id}`", instead=_COPY))
+        if isinstance(f, ast.Attribute) and f.attr in CONTAINER_MUTATORS and not ctx.is_array(f.value):
+            self._container(node, f, ctx)
+
+    def _container(self, node, f, ctx):
+        """``FRAMES.append(x)``, ``self.history.pop(0)``, ``CACHE.update(...)``: a container the
+        function did not create, changed in place (at the trace only; the check would repeat it)."""
+        name = _base_name(f.value)
+        if name is None or name in ctx.module_arrays:
+            return
+        if isinstance(f.value, ast.Name):
+            if name in ctx.state.arguments:
+                what = f"the caller's `{name}`"
+            elif _outer_object(ctx, name):
+                what = f"the {_outer_kind(ctx.scope, name)} `{name}`"
+            else:
+                return  # a list the function made
+        elif name in ctx.state.arguments or _outer_object(ctx, name):
+            what = f"state of `{name}` (an object the function did not create)"
+        else:
+            return
+        ctx.report(self.CODE, node, self.MESSAGE.format(
+            text=ctx.text(node), what=what,
+            instead="Return the new value instead (or keep state outside the compiled function, "
+                    "or use leapp.compile(state=...))."))
+
+
+def _outer_object(ctx, name) -> bool:
+    """``name`` is not bound by the function itself (a global or a closure variable) and is not an
+    import (``np.append`` is NumPy's function, not a list's method)."""
+    if name in ctx.scope.bound:
+        return False
+    scope = ctx.scope
+    while scope.parent is not None:
+        scope = scope.parent
+    return name not in scope.imports
 
 
 def _outer_kind(scope, name) -> str:
