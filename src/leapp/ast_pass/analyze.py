@@ -100,12 +100,13 @@ def _dedent(source: str) -> tuple[str, int]:
 
 def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
                    include_functions=(), imports=None, select=None, ignore=None,
-                   module_arrays=(), convert=True) -> Analysis:
+                   module_arrays=(), convert=True, module_state=()) -> Analysis:
     """Check ``source``; see the package docstring for the contract."""
     try:
         return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
                         include_functions=include_functions, imports=imports, select=select,
-                        ignore=ignore, module_arrays=module_arrays, convert=convert)
+                        ignore=ignore, module_arrays=module_arrays, convert=convert,
+                        module_state=module_state)
     except (RecursionError, MemoryError) as e:
         # Nesting too deep even with run_deep's room (a 170,000-term sum): CPython's own compiler
         # gives up far earlier (about 5,000 terms at its default limits), so the file cannot run.
@@ -117,7 +118,7 @@ def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", 
 
 
 def _analyze(source: str, path: str, *, scope, first_line, include_functions, imports, select,
-             ignore, module_arrays=(), convert=True) -> Analysis:
+             ignore, module_arrays=(), convert=True, module_state=()) -> Analysis:
     if scope not in ("auto", "all"):
         raise ValueError(f"scope must be 'auto' or 'all', not {scope!r}")
     result = Analysis()
@@ -156,6 +157,7 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
     for name in module_arrays:  # the function's globals holding arrays, from the compiler
         module.bound.add(name)
         walker.module_arrays.add(name)
+    module.bound.update(n for n in module_state if n not in module.imports)  # its containers (LP304)
     marks = trace_comment_lines(lines)
     if scope == "all" or file_is_traced(tree, lines, marks):
         result.in_scope = True

@@ -97,7 +97,8 @@ def read(fn, convert: bool = True) -> Source:
     imports = imports_of(fn.__globals__)
     arrays = module_arrays_of(fn.__globals__)
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
-                                       module_arrays=arrays, convert=convert)
+                                       module_arrays=arrays, convert=convert,
+                                       module_state=module_state_of(fn.__globals__))
     last = first + len(text.splitlines()) - 1
     return Source(path, first, last, text, imports, analysis, arrays, convert=convert)
 
@@ -132,6 +133,16 @@ def module_arrays_of(namespace: dict) -> tuple:
 
     return tuple(sorted(name for name, value in namespace.items()
                         if isinstance(value, np.ndarray) and not name.startswith("__")))
+
+
+def module_state_of(namespace: dict) -> tuple:
+    """Module-level names bound to Python containers (a list, dict, set, deque): state that a
+    traced function changing in place writes (LP304)."""
+    import collections.abc
+
+    kinds = (collections.abc.MutableSequence, collections.abc.MutableMapping, collections.abc.MutableSet)
+    return tuple(sorted(name for name, value in namespace.items()
+                        if isinstance(value, kinds) and not name.startswith("__")))
 
 
 def _numpy_name(value, module, short):

@@ -590,14 +590,18 @@ class StateWrite(Rule):
 
 
 def _outer_object(ctx, name) -> bool:
-    """``name`` is not bound by the function itself (a global or a closure variable) and is not an
-    import (``np.append`` is NumPy's function, not a list's method)."""
+    """``name`` is a variable of an enclosing function or of the module (bound there, and not by an
+    import: ``np.append`` is NumPy's function and ``scipy.ndimage.rotate`` a module's, not a list's
+    method), not of the function itself. Compiling, the module's containers come from the
+    function's globals (``leapp.compiler.source.module_state_of``)."""
     if name in ctx.scope.bound:
         return False
-    scope = ctx.scope
-    while scope.parent is not None:
+    scope = ctx.scope.parent
+    while scope is not None:
+        if name in scope.bound:
+            return name not in scope.imports
         scope = scope.parent
-    return name not in scope.imports
+    return False
 
 
 def _outer_kind(scope, name) -> str:
