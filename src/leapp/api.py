@@ -238,7 +238,7 @@ def state_tensors(node: str, tensors: dict):
     ``annotate.update_state`` gave in the pass before, as the exported pipeline
     will. In the graph a state is an input ``name`` and an output ``name.next``.
     """
-    from .pipeline.spec import state_output
+    from .export.spec import state_output
 
     session = _require_session()
     if not isinstance(tensors, dict) or not tensors:
@@ -313,7 +313,7 @@ def _make_input(trace, key, value):
 
 def output_tensors(node: str, tensors: dict):
     """Mark the outputs of ``node``; closes its pass. Returns the values (one, or a tuple)."""
-    from .pipeline.spec import state_output
+    from .export.spec import state_output
 
     session = _require_session()
     current = session.current

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp import export_formats
 from leapp.errors import ExportError
 from leapp.examples import robot_obs
 from leapp.export import export_node, export_pipeline
+from leapp.export import formats as export_formats
 from leapp.runtime.tracing import trace_function
 
 
@@ -308,7 +308,7 @@ def test_dotted_int16_input_exports_with_a_dynamic_batch(tmp_path, fmt):
 
 def test_a_decomposition_that_fails_is_an_export_error_naming_the_call_and_line(tmp_path, monkeypatch):
     # a lowering that does not run on the example is leapp's bug: said as such, at the user's line
-    from leapp.runtime import export_lowering
+    from leapp.export import lowering as export_lowering
 
     def broken(a, b):
         raise TypeError("simulated")

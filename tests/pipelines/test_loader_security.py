@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp.pipeline import spec as sp
-from leapp.pipeline.runtime import PipelineInputError
+from leapp.export import spec as sp
+from leapp.export.loader import PipelineInputError
 
 from . import attack, loop
 
@@ -488,7 +488,7 @@ def test_a_trusted_torch_pipeline_still_loads_and_steps(torch_world):
     ("a\nb", "control character"), ("a" * 300, "over 255"), ("a/" * 600, "characters long"), (3, "string"),
 ])
 def test_a_path_that_could_leave_the_folder_is_refused_from_its_text(path, why):
-    from leapp.pipeline.folder import path_problem
+    from leapp.export.folder import path_problem
 
     assert why in path_problem(path)
     assert path_problem("sub/policy.onnx") is None and path_problem("policy.onnx") is None
@@ -534,7 +534,7 @@ _F2 = (np.dtype(np.float32), (2,), "a/x")
     ([("k.npy", _npy(np.zeros(2, np.float32))), ("notes.txt", b"hi")], {"k": _F2}, False, "notes.txt"),
 ])
 def test_initial_values_are_checked_before_their_data_is_read(members, wanted, batch, message):
-    from leapp.pipeline import initial
+    from leapp.export import initial
 
     with pytest.raises(sp.SpecError, match=message) as got:
         initial.read(_zip(members), wanted, batch=batch, file="initial.npz")

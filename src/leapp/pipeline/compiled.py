@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ExportError, LeappError
+from ..export import spec as sp
 from ..fsutil import atomic_write, default_mode
-from . import spec as sp
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class CompiledPipeline:
         dtype, within ``rtol``/``atol``; otherwise it is refused and the node
         stays as traced.
         """
-        from .. import export_formats as fmt
+        from ..export import formats as fmt
 
         node = self[name]
         path = os.fspath(path)
@@ -156,8 +156,8 @@ class CompiledPipeline:
                               f"was not completed") from exc
 
     def _export(self, folder, format, dynamic_batch, options):
-        from ..export import FORMATS, export_node
-        from ..export_formats import EXTENSIONS
+        from ..export.formats import EXTENSIONS
+        from ..export.write import FORMATS, export_node
 
         if folder in FORMATS and format == "onnx":  # p.export("torchscript"): the old argument order
             folder, format = None, folder
@@ -272,8 +272,8 @@ def _copy_external_data(name, path, folder, taken):
     The model names them relative to its own folder; each is written at the
     same relative place in the pipeline folder and hashed like an artifact.
     """
-    from .folder import path_problem
-    from .onnx_refs import external_locations
+    from ..export.folder import path_problem
+    from ..export.onnx_refs import external_locations
 
     with open(path, "rb") as f:
         model = f.read()

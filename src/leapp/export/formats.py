@@ -1,7 +1,7 @@
-"""Writers and loaders for each artifact format; ``leapp.export`` drives them.
+"""Writers and loaders for each artifact format; ``leapp.export.write`` drives them.
 
 Each writer takes the export-ready module (tuple outputs, see
-``leapp.runtime.export_prep``), example tensors and the dynamic-batch choice,
+``leapp.export.prep``), example tensors and the dynamic-batch choice,
 and writes one file; each loader returns a function from NumPy inputs to a
 list of NumPy outputs, used to check the written file. onnx, onnxscript and
 onnxruntime are imported here, lazily, only when that format is asked for.
@@ -64,7 +64,7 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
                          "in its shape helpers); use exporter='dynamo' or 'auto'")
     unsigned = getattr(module, "leapp_unsigned", None)
     if unsigned:
-        from .runtime.export_lowering import WIDE
+        from .lowering import WIDE
 
         args = tuple(a.to(torch.int64).to(WIDE[a.dtype]) if a.dtype in WIDE else a for a in args)
     with warnings.catch_warnings():
@@ -192,7 +192,7 @@ def load_onnx(path, input_names):
     import onnx
     import onnxruntime as ort
 
-    from .pipeline.runtime import native
+    from .loader import native
 
     onnx.checker.check_model(onnx.load(path), full_check=True)
     options = ort.SessionOptions()
@@ -357,7 +357,7 @@ def load_pt2(path, input_names):
 def _torch_runner(fn, input_names):
     import torch
 
-    from .runtime.dtypes import tensor_from_numpy
+    from ..runtime.dtypes import tensor_from_numpy
 
     def run(inputs):
         with torch.no_grad():
