@@ -467,6 +467,29 @@ def test_pickled_code_in_torch_artifacts_never_runs(torch_world):
         assert not marker.exists(), n
 
 
+def test_attach_refuses_torch_files_unless_trusted_and_never_unpickles(traced, torch_world, tmp_path):
+    """attach() runs the same rule as load_pipeline: a .pt2 whose sample-inputs pickle carries a
+    __reduce__ payload is refused by default before it is opened, and with trust_code=True is loaded
+    weights-only, so the payload's marker file is never written either way."""
+    from leapp.errors import ExportError
+
+    marker = tmp_path / attack.PAYLOAD_MARKER
+    crafted = tmp_path / "policy_model.pt2"
+    crafted.write_bytes(attack.replace_member((torch_world["base"] / "policy.pt2").read_bytes(),
+                                              lambda n: n.endswith("sample_inputs/model.pt"),
+                                              attack.payload_bytes(marker)))
+    script = tmp_path / "policy_model.pt"
+    script.write_bytes((torch_world["base"] / "preprocess.pt").read_bytes())
+    for path in (crafted, script):
+        with pytest.raises(sp.UntrustedCodeError, match=r"attach\('policy', .*trust_code=True\) only if you trust"):
+            traced.attach("policy", path)
+    assert not marker.exists() and traced.attached == {}
+    with pytest.raises(ExportError, match=r"attach\('policy', .*policy_model.pt2'\): torch.export \(pt2\) "
+                                          r"cannot load the file \(UnpicklingError"):
+        traced.attach("policy", crafted, trust_code=True)
+    assert not marker.exists() and traced.attached == {}
+
+
 def _sample_inputs(pt2):
     with zipfile.ZipFile(pt2) as z:
         return z.read(next(n for n in z.namelist() if n.endswith("sample_inputs/model.pt")))

@@ -348,10 +348,12 @@ def _pin_serialization_id(data):
 
 
 def load_pt2(path, input_names):
-    import torch
+    """Weights-only, as the pipeline loader does: no pickle in the file runs (attach reads users' files)."""
+    from .torch_artifacts import load_pt2 as load
 
-    program = torch.export.load(path)
-    return _torch_runner(program.module(), input_names)
+    with open(path, "rb") as f:
+        data = f.read()
+    return _torch_runner(load(data, path), input_names)
 
 
 def _torch_runner(fn, input_names):

@@ -80,12 +80,8 @@ def _load(where, trust_code, check_hashes, max_file_bytes):
     sp.validate(spec)
     risky = [(n["name"], n["artifact"], n["format"]) for n in spec["nodes"] if n["format"] != "onnx"]
     if risky and not trust_code:
-        raise sp.UntrustedCodeError(
-            f"{sp.SPEC_FILE} has TorchScript/.pt2 node(s) {risky}: loading them runs code stored in the "
-            f"file (TorchScript and torch.export archives hold pickles and programs), so anyone who "
-            f"could write the folder could run code here. Load the folder with "
-            f"load_pipeline(folder, trust_code=True) only if you trust where it came from; ONNX "
-            f"pipelines need no such trust")
+        raise sp.untrusted_code(f"{sp.SPEC_FILE} has TorchScript/.pt2 node(s) {risky}", "the folder",
+                                "Load the folder with load_pipeline(folder, trust_code=True)")
     read = _Reader(where, check_hashes)
     runners = {}
     for i, node in enumerate(spec["nodes"]):

@@ -20,14 +20,16 @@ from . import spec as sp
 _WEIGHTS_ONLY = threading.Lock()
 
 
-def _load_torchscript(node, blob):
+def load_torchscript(blob):
+    """The TorchScript module in ``blob`` (runs the program it holds: trusted callers only)."""
     import torch
 
     return torch.jit.load(io.BytesIO(blob), map_location="cpu")
 
 
-def _load_pt2(node, blob):
-    """torch.export.load with every torch.load inside it weights-only, and raw pickles refused."""
+def load_pt2(blob, who):
+    """The module of the torch.export archive ``blob``, with every torch.load inside it weights-only
+    and raw pickles (opaque objects) refused with an ``ArtifactError`` naming ``who`` (the file)."""
     import zipfile
 
     import torch
@@ -39,7 +41,7 @@ def _load_pt2(node, blob):
     members = zipfile.ZipFile(io.BytesIO(blob)).namelist()  # BadZipFile: the caller's ArtifactError
     raw = [m for m in members if opaque and os.path.basename(m).startswith(opaque)]
     if raw:
-        raise sp.ArtifactError(f"node {node['name']!r}: {node['artifact']} holds opaque objects {raw}, "
+        raise sp.ArtifactError(f"{who} holds opaque objects {raw}, "
                                f"which torch.export.load unpickles with no restriction; not loaded")
     with _WEIGHTS_ONLY:  # torch.export.load passes weights_only=False; this variable overrides it
         before = os.environ.get("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
@@ -82,6 +84,7 @@ def _torch_runner(load, what, corrupt):
 def runners(corrupt):
     """``{format: make(node, blob, external) -> run}`` for the torch formats; ``corrupt(node, what,
     exc)`` makes the loader's ``ArtifactError`` for a file its loader cannot read."""
-    return {"torchscript": _torch_runner(_load_torchscript, "torch.jit.load", corrupt),
-            "pt2": _torch_runner(_load_pt2, "torch.export.load", corrupt)}
+    return {"torchscript": _torch_runner(lambda node, blob: load_torchscript(blob), "torch.jit.load", corrupt),
+            "pt2": _torch_runner(lambda node, blob: load_pt2(blob, f"node {node['name']!r}: {node['artifact']}"),
+                                 "torch.export.load", corrupt)}
 

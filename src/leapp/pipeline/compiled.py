@@ -100,13 +100,15 @@ class CompiledPipeline:
 
     # --- attaching a model ------------------------------------------------------
 
-    def attach(self, name, path, *, rtol=1e-4, atol=1e-5):
+    def attach(self, name, path, *, rtol=1e-4, atol=1e-5, trust_code=False):
         """Use the model file ``path`` (.onnx, .pt TorchScript, .pt2) as node ``name``.
 
         It is run on every traced pass of the node (the first and the
         validation samples) and must give NumPy's outputs there, by name and
         dtype, within ``rtol``/``atol``; otherwise it is refused and the node
-        stays as traced.
+        stays as traced. Loading a TorchScript or .pt2 file runs code stored in
+        it, so those are refused (``UntrustedCodeError``, before the file is
+        opened) unless ``trust_code=True``, as ``load_pipeline`` does.
         """
         from ..export import formats as fmt
 
@@ -115,7 +117,16 @@ class CompiledPipeline:
         format = _format_of(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"attach({name!r}, {path!r}): no such file")
-        run = fmt.LOADERS[format](path, node.input_names)
+        if format != "onnx" and not trust_code:
+            raise sp.untrusted_code(f"attach({name!r}, {path!r}): a {fmt.NAMES[format]} file", "that file",
+                                    f"Attach it with attach({name!r}, path, trust_code=True)")
+        try:
+            run = fmt.LOADERS[format](path, node.input_names)
+        except Exception as exc:  # each runtime's own error types; the file is what is wrong
+            text = str(exc).strip().splitlines()
+            raise ExportError(f"attach({name!r}, {path!r}): {fmt.NAMES[format]} cannot load the file "
+                              f"({type(exc).__name__}: {text[0][:300] if text else ''}); the model was "
+                              f"not attached") from exc
         cases = [(self.examples[name], node(**self.examples[name]))] + list(self.samples.get(name, []))
         for i, (inputs, want) in enumerate(cases):
             try:
