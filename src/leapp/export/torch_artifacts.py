@@ -73,7 +73,9 @@ def _torch_runner(load, what, corrupt):
         def run(feed):
             with torch.no_grad():
                 got = module(*[tensor_from_numpy(np.ascontiguousarray(feed[n])) for n in names])
-            got = got if isinstance(got, (tuple, list)) else (got,)
+            if isinstance(got, dict):  # leapp's own files return {output name: tensor}
+                got = [got[n] for n in outs] if set(got) == set(outs) else list(got.values())
+            got = got if isinstance(got, (tuple, list)) else (got,)  # else by position, as attach checked
             return {n: tensor_to_numpy(g, d) for (n, d), g in zip(outs.items(), got, strict=True)}
 
         return run

@@ -89,7 +89,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
         checked = None
         if check:
             try:
-                run = fmt.LOADERS[format](tmp, node.input_names)
+                run = fmt.LOADERS[format](tmp, node.input_names, node.output_names)
             except Exception as exc:
                 raise _load_failed(exc, node, module, format) from exc
             blame = _Blame(module, format, node, dynamic, opset, exporter, staging)
