@@ -136,7 +136,7 @@ def _numpy(fn, arrays):
 def run_case(job, fmt, folder, exporter="auto"):
     from leapp.errors import ExportError
     from leapp.export import casts_undefined_values, export_node, mismatch
-    from leapp.export_formats import EXTENSIONS, LOADERS
+    from leapp.export.formats import EXTENSIONS, LOADERS
     from leapp.runtime.tracing import trace_function
 
     covered, label, fn, arrays, edge_draw = job

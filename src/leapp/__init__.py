@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # what a type checker sees: the real objects, not Any (never 
     from .api import start as start
     from .api import stop as stop
     from .compiler import compile as compile
-    from .pipeline.runtime import load_pipeline as load_pipeline
+    from .export.loader import load_pipeline as load_pipeline
     from .runtime.traced import TracedNpArray as TracedNpArray
 
 __version__ = "0.1.0"
@@ -30,7 +30,7 @@ _LAZY = {
     "reset": "leapp.api",
     "annotate": "leapp.api",
     # deployed pipelines
-    "load_pipeline": "leapp.pipeline.runtime",
+    "load_pipeline": "leapp.export.loader",
     # decorator
     "compile": "leapp.compiler",
     # types
@@ -38,7 +38,7 @@ _LAZY = {
 }
 
 # the deployed-pipeline loader runs without torch; everything else traces with it
-_NEEDS = {"leapp.pipeline.runtime": ("numpy",)}
+_NEEDS = {"leapp.export.loader": ("numpy",)}
 
 __all__ = [*_LAZY, "__version__"]
 

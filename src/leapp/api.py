@@ -28,6 +28,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from . import interrupts
 from .errors import PipelineWarning, ProblemsError, TraceError, ValidationError, ValidationWarning
 from .runtime import conventions, math_calls, record, state
 from .runtime.inputs import check_array_type
@@ -80,16 +81,17 @@ class Session:
         self.claim = state.Claim()  # the gap trace between nodes is this thread's trace
 
     def close(self) -> None:
-        """Stop tracing: drop the open pass (if any), give NumPy back. Idempotent."""
+        """Stop tracing: drop the open pass (if any), give NumPy back. Idempotent; runs whole."""
         from .runtime import patches
 
-        state.deactivate()  # the open pass's trace, or the gap trace
-        self.current = None
-        hold, self.patch_hold = self.patch_hold, None
-        claim, self.claim = self.claim, None
-        patches.uninstall(hold)
-        state.release(claim)
-        self.open = False
+        with interrupts.deferred():  # a Ctrl-C comes out after: never a session half closed
+            state.deactivate()  # the open pass's trace, or the gap trace
+            self.current = None
+            hold, self.patch_hold = self.patch_hold, None
+            claim, self.claim = self.claim, None
+            patches.uninstall(hold)
+            state.release(claim)
+            self.open = False
 
 
 def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Session:
@@ -100,18 +102,34 @@ def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Se
     global _session
     from .runtime import patches
 
-    if _session is not None and _session.open:
-        warnings.warn(
-            f"leapp.start() while session {_session.name!r} is open: that session is discarded",
-            ValidationWarning,
-            stacklevel=2,
-        )
-        reset()
-    opened = Session(name, save_path, strict)
-    opened.patch_hold = patches.install()
-    state.activate(opened.gap.trace, opened.claim)
-    _session = opened  # last: interrupted before it, the session is gone with what it took
-    return _session
+    opened = None
+    try:  # start() returns an open session, or raises (a Ctrl-C too) with none left open
+        with interrupts.deferred():
+            if _session is not None and _session.open:
+                warnings.warn(
+                    f"leapp.start() while session {_session.name!r} is open: that session is discarded",
+                    ValidationWarning,
+                    stacklevel=2,
+                )
+                reset()
+            opened = Session(name, save_path, strict)
+            opened.patch_hold = patches.install()
+            state.activate(opened.gap.trace, opened.claim)
+            _session = opened
+        return opened
+    except BaseException:
+        _discard(opened)
+        raise
+
+
+def _discard(opened) -> None:
+    """Close ``opened`` (a session start() was opening when it raised) and forget it."""
+    global _session
+    with interrupts.deferred():
+        if opened is not None:
+            opened.close()
+            if _session is opened:
+                _session = None
 
 
 @contextmanager
@@ -121,7 +139,7 @@ def session(name: str = "leapp", save_path: str = ".", strict: bool = False):
     When the block raises, the pass that was open is dropped (it did not finish), NumPy is
     restored and the exception goes on; the passes completed before it can still be compiled.
     """
-    opened = start(name, save_path, strict)
+    opened = start(name, save_path, strict)  # raises with no session left open
     try:
         yield opened
     except BaseException:
@@ -134,18 +152,24 @@ def session(name: str = "leapp", save_path: str = ".", strict: bool = False):
 def reset() -> None:
     """Discard the current session, whatever its state (after an error in traced code)."""
     global _session
-    if _session is not None:
-        _session.close()
-    state.deactivate()
-    _session = None
+    with interrupts.deferred():
+        if _session is not None:
+            _session.close()
+        state.deactivate()
+        _session = None
 
 
 def stop() -> None:
     """Close the session: tracing stops, NumPy is NumPy again. ``compile_graph`` comes next."""
-    if _session is None:
-        raise TraceError("leapp.stop() without leapp.start()")
-    open_pass = _session.current
-    _session.close()
+    try:  # a Ctrl-C in stop() comes out after the session is closed
+        with interrupts.deferred():
+            if _session is None:
+                raise TraceError("leapp.stop() without leapp.start()")
+            open_pass = _session.current
+            _session.close()
+    except KeyboardInterrupt:  # it came before the deferral began
+        _discard(_session)
+        raise
     if open_pass is not None:
         open_name = open_pass.rec.name
         raise TraceError(
@@ -238,7 +262,7 @@ def state_tensors(node: str, tensors: dict):
     ``annotate.update_state`` gave in the pass before, as the exported pipeline
     will. In the graph a state is an input ``name`` and an output ``name.next``.
     """
-    from .pipeline.spec import state_output
+    from .export.spec import state_output
 
     session = _require_session()
     if not isinstance(tensors, dict) or not tensors:
@@ -313,7 +337,7 @@ def _make_input(trace, key, value):
 
 def output_tensors(node: str, tensors: dict):
     """Mark the outputs of ``node``; closes its pass. Returns the values (one, or a tuple)."""
-    from .pipeline.spec import state_output
+    from .export.spec import state_output
 
     session = _require_session()
     current = session.current

@@ -251,7 +251,7 @@ def run(args) -> int:
     report = node.optimize()
     print("  " + report.describe().removeprefix("graph passes: ").replace("\n", "\n  "))
 
-    from .export_formats import EXTENSIONS
+    from .export.formats import EXTENSIONS
 
     artifact = os.path.join(args.out, f"{fn.__name__}{EXTENSIONS[args.format]}")
     _step(5, f"export {args.format}: {artifact}")

@@ -124,7 +124,7 @@ def test_the_torch_formats_take_the_same_functions(tmp_path, fmt):
                                                      ("amin", "output_3", "numpy.min")])
 def test_a_nan_skipping_artifact_is_caught_by_the_edge_inputs(tmp_path, monkeypatch, lowering, output, call):
     """Without the NaN-propagating decomposition, ORT's ArgMax/ReduceMin skip NaN; the check must refuse it."""
-    from leapp.runtime import export_lowering
+    from leapp.export import lowering as export_lowering
 
     dropped = getattr(export_lowering, lowering)
     monkeypatch.setattr(export_lowering, "FUNCTIONS", {k: v for k, v in export_lowering.FUNCTIONS.items()

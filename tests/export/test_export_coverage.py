@@ -52,7 +52,7 @@ def test_a_sample_exports_as_the_column_says(name, tmp_path):
 
 @pytest.mark.parametrize("name", ("numpy.bitwise_xor", "numpy.cumprod"))
 def test_the_dynamo_exporter_fares_as_the_column_says(name, tmp_path):
-    """export_formats.AUTO_ONNX_EXPORTER can switch to "dynamo": on entries the TorchScript-based
+    """leapp.export.formats.AUTO_ONNX_EXPORTER can switch to "dynamo": on entries the TorchScript-based
     exporter has no symbol for, it fares no worse than the stored column and is never silently
     wrong (benchmarks/export_parity.py --exporter dynamo runs the whole sample; docs/export.md)."""
     stored = DATA["onnx"][name]

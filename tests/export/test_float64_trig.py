@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp import export_formats
+from leapp.export import formats as export_formats
 
 EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 0.66, 2.414213562373095,
                   np.pi, -np.pi, 3 * np.pi, 29 * np.pi, np.pi / 2, -np.pi / 2, 1e6 * np.pi,

@@ -51,6 +51,42 @@ def test_onnx_keeps_the_user_s_names_and_renames_only_an_output_named_like_an_in
         np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
 
 
+@pytest.mark.parametrize("fmt", ["torchscript", "pt2"])
+def test_the_torch_formats_return_the_user_s_names_even_one_named_like_an_input(tmp_path, fmt):
+    import torch
+
+    cf = leapp.compile(_named)
+    cf(X)
+    path = tmp_path / f"n.{'pt' if fmt == 'torchscript' else 'pt2'}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit's own notice
+        description = cf.export(path, fmt)
+        loaded = torch.jit.load(str(path)) if fmt == "torchscript" else torch.export.load(str(path)).module()
+        got = loaded(torch.from_numpy(X))
+    assert isinstance(got, dict) and list(got) == ["policy_input", "x"]  # a dict: no renaming needed
+    assert [(o["name"], o.get("artifact_name")) for o in description["outputs"]] == \
+        [("policy_input", None), ("x", None)]
+    want = _named(X)
+    for k in want:
+        np.testing.assert_allclose(got[k].numpy(), want[k], rtol=1e-6)
+    if fmt == "pt2":  # the names are in the program's output spec, not only in leapp's sidecar
+        program = torch.export.load(str(path))
+        assert program.call_spec.out_spec.context == ["policy_input", "x"]
+
+
+def test_the_export_check_refuses_a_file_whose_output_names_differ(tmp_path, monkeypatch):
+    """Every export loads the file back with the node's output names: a writer that lost them fails."""
+    from leapp.export import formats
+
+    cf = leapp.compile(_named)
+    cf(X)
+    real = formats.named_outputs
+    monkeypatch.setattr(formats, "named_outputs", lambda module, names: real(module, [n.upper() for n in names]))
+    with pytest.raises(ExportError, match=r"outputs are named \['POLICY_INPUT', 'X'\], not \['policy_input', 'x'\]"):
+        cf.export(tmp_path / "n.pt2", "pt2")
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_tuple_result_is_numbered_and_a_dict_result_keeps_its_keys():
     def pair(x):
         return x + 1.0, x * 2.0

@@ -137,7 +137,7 @@ def test_passes_keep_the_robot_example_exact():
 
 
 def test_export_prep_makes_mixed_comparisons_explicit():
-    from leapp.runtime.export_prep import prepare
+    from leapp.export.prep import prepare
 
     g = torch.fx.Graph()
     f = _meta(g.placeholder("f"), np.float32, (3,), 1)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp import export_formats
 from leapp.errors import LeappError
+from leapp.export import formats as export_formats
 
 HIST0 = np.zeros((4, 3), np.float32)
 

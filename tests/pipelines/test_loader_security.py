@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp.pipeline import spec as sp
-from leapp.pipeline.runtime import PipelineInputError
+from leapp.export import spec as sp
+from leapp.export.loader import PipelineInputError
 
 from . import attack, loop
 
@@ -467,6 +467,29 @@ def test_pickled_code_in_torch_artifacts_never_runs(torch_world):
         assert not marker.exists(), n
 
 
+def test_attach_refuses_torch_files_unless_trusted_and_never_unpickles(traced, torch_world, tmp_path):
+    """attach() runs the same rule as load_pipeline: a .pt2 whose sample-inputs pickle carries a
+    __reduce__ payload is refused by default before it is opened, and with trust_code=True is loaded
+    weights-only, so the payload's marker file is never written either way."""
+    from leapp.errors import ExportError
+
+    marker = tmp_path / attack.PAYLOAD_MARKER
+    crafted = tmp_path / "policy_model.pt2"
+    crafted.write_bytes(attack.replace_member((torch_world["base"] / "policy.pt2").read_bytes(),
+                                              lambda n: n.endswith("sample_inputs/model.pt"),
+                                              attack.payload_bytes(marker)))
+    script = tmp_path / "policy_model.pt"
+    script.write_bytes((torch_world["base"] / "preprocess.pt").read_bytes())
+    for path in (crafted, script):
+        with pytest.raises(sp.UntrustedCodeError, match=r"attach\('policy', .*trust_code=True\) only if you trust"):
+            traced.attach("policy", path)
+    assert not marker.exists() and traced.attached == {}
+    with pytest.raises(ExportError, match=r"attach\('policy', .*policy_model.pt2'\): torch.export \(pt2\) "
+                                          r"cannot load the file \(UnpicklingError"):
+        traced.attach("policy", crafted, trust_code=True)
+    assert not marker.exists() and traced.attached == {}
+
+
 def _sample_inputs(pt2):
     with zipfile.ZipFile(pt2) as z:
         return z.read(next(n for n in z.namelist() if n.endswith("sample_inputs/model.pt")))
@@ -488,7 +511,7 @@ def test_a_trusted_torch_pipeline_still_loads_and_steps(torch_world):
     ("a\nb", "control character"), ("a" * 300, "over 255"), ("a/" * 600, "characters long"), (3, "string"),
 ])
 def test_a_path_that_could_leave_the_folder_is_refused_from_its_text(path, why):
-    from leapp.pipeline.folder import path_problem
+    from leapp.export.folder import path_problem
 
     assert why in path_problem(path)
     assert path_problem("sub/policy.onnx") is None and path_problem("policy.onnx") is None
@@ -534,7 +557,7 @@ _F2 = (np.dtype(np.float32), (2,), "a/x")
     ([("k.npy", _npy(np.zeros(2, np.float32))), ("notes.txt", b"hi")], {"k": _F2}, False, "notes.txt"),
 ])
 def test_initial_values_are_checked_before_their_data_is_read(members, wanted, batch, message):
-    from leapp.pipeline import initial
+    from leapp.export import initial
 
     with pytest.raises(sp.SpecError, match=message) as got:
         initial.read(_zip(members), wanted, batch=batch, file="initial.npz")

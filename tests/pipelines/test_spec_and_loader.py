@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp.pipeline import spec as sp
-from leapp.pipeline.runtime import PipelineInputError
+from leapp.export import spec as sp
+from leapp.export.loader import PipelineInputError
 
 from . import loop
 
@@ -175,6 +175,29 @@ def test_an_onnx_pipeline_runs_where_torch_cannot_be_imported(exported):
     want = [rt.step({"preprocess/obs": np.full(3, float(k), np.float32)})["policy/action"] for k in range(3)]
     assert done.stdout.startswith("ok ")
     np.testing.assert_array_equal(json.loads(done.stdout[3:]), want[2])
+
+
+_LOADER_ALONE = _NO_TORCH.split("import leapp\n")[0] + """
+before = set(sys.modules)
+from leapp.export import loader
+rt = loader.load_pipeline(sys.argv[1])
+rt.step({"preprocess/obs": np.zeros(3, np.float32)})
+mine = sorted(m for m in set(sys.modules) - before if m.split(".")[0] == "leapp")
+assert not any(m == "torch" or m.startswith("torch.") for m in sys.modules), "torch was imported"
+print(",".join(mine))
+"""
+
+
+def test_the_loader_module_alone_loads_an_onnx_folder_without_torch(exported):
+    """What a robot audits: the loader module, and the few torch-free leapp modules it reaches."""
+    _, folder = exported
+    env = dict(os.environ, PYTHONPATH=str(Path(leapp.__file__).parent.parent))
+    done = subprocess.run([sys.executable, "-c", _LOADER_ALONE, str(folder)], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().split(",") == [
+        "leapp", "leapp.errors", "leapp.export", "leapp.export.folder", "leapp.export.initial",
+        "leapp.export.loader", "leapp.export.onnx_refs", "leapp.export.spec", "leapp.fsutil"]
 
 
 def test_the_blocker_really_blocks_torch(tmp_path):

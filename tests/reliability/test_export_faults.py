@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-import leapp.export as export
+import leapp.export.write as export
 from leapp.errors import ExportError, LeappError
 from leapp.export import export_node
 from leapp.runtime.tracing import trace_function

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp import annotate, export_formats
+from leapp import annotate
+from leapp.export import formats as export_formats
 
 
 def running_totals(x):

@@ -15,7 +15,7 @@ import linecache
 from dataclasses import dataclass
 from html import escape
 
-from ..export_sidecar import project_path
+from ..export.sidecar import project_path
 
 
 @dataclass

@@ -111,7 +111,7 @@ class StatefulFunction(CompiledFunction):
 
 def _output_names(spec):
     """Graph output name -> exported name: result leaves as for a stateless function, state as ``s.next``."""
-    from ..pipeline.spec import state_output
+    from ..export.spec import state_output
 
     result, state = spec[2]
     names = {leaf: state_output(key) for key, (_, leaf) in state[1].items()}

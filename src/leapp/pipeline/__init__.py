@@ -1,27 +1,26 @@
-"""Deployable pipelines: state, feedback, the ``pipeline.json`` spec, the loader, the drawing.
+"""Pipelines as ``leapp.compile_graph`` returns them: state, feedback, the drawing.
 
 - ``links``: which node output feeds which input, followed between nodes (seed API);
-- ``compiled``: ``CompiledPipeline`` (what ``leapp.compile_graph`` returns) and its export;
-- ``spec``: the versioned ``pipeline.json`` and its JSON Schema (no torch);
-- ``runtime``: ``load_pipeline(folder)`` and ``PipelineRuntime.step`` (no torch for ONNX);
-- ``loader`` (with ``folder``, ``initial``, ``onnx_refs``): reading a folder that may be hostile;
+- ``compiled``: ``CompiledPipeline`` (what ``leapp.compile_graph`` returns), its checks and its export
+  (written through ``leapp.export``);
 - ``draw``: DOT and SVG drawings of a pipeline or a single graph.
 
-Nothing is imported here eagerly, so loading a pipeline on a robot costs NumPy
-and onnxruntime only.
+The ``pipeline.json`` spec, the folder loader and the runtime live in ``leapp.export`` (``spec``,
+``loader``); their public names are here too. Nothing is imported here eagerly, so loading a
+pipeline on a robot costs NumPy and onnxruntime only.
 """
 
 from __future__ import annotations
 
 _LAZY = {
-    "load_pipeline": "leapp.pipeline.runtime",
-    "PipelineRuntime": "leapp.pipeline.runtime",
-    "PipelineInputError": "leapp.pipeline.runtime",
+    "load_pipeline": "leapp.export.loader",
+    "PipelineRuntime": "leapp.export.loader",
+    "PipelineInputError": "leapp.export.loader",
     "CompiledPipeline": "leapp.pipeline.compiled",
-    "SpecError": "leapp.pipeline.spec",
-    "PipelineError": "leapp.pipeline.spec",
-    "ArtifactError": "leapp.pipeline.spec",
-    "UntrustedCodeError": "leapp.pipeline.spec",
+    "SpecError": "leapp.export.spec",
+    "PipelineError": "leapp.export.spec",
+    "ArtifactError": "leapp.export.spec",
+    "UntrustedCodeError": "leapp.export.spec",
 }
 
 __all__ = list(_LAZY)

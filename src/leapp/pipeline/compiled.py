@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ExportError, LeappError
+from ..export import spec as sp
 from ..fsutil import atomic_write, default_mode
-from . import spec as sp
 
 
 @dataclass(frozen=True)
@@ -100,22 +100,33 @@ class CompiledPipeline:
 
     # --- attaching a model ------------------------------------------------------
 
-    def attach(self, name, path, *, rtol=1e-4, atol=1e-5):
+    def attach(self, name, path, *, rtol=1e-4, atol=1e-5, trust_code=False):
         """Use the model file ``path`` (.onnx, .pt TorchScript, .pt2) as node ``name``.
 
         It is run on every traced pass of the node (the first and the
         validation samples) and must give NumPy's outputs there, by name and
         dtype, within ``rtol``/``atol``; otherwise it is refused and the node
-        stays as traced.
+        stays as traced. Loading a TorchScript or .pt2 file runs code stored in
+        it, so those are refused (``UntrustedCodeError``, before the file is
+        opened) unless ``trust_code=True``, as ``load_pipeline`` does.
         """
-        from .. import export_formats as fmt
+        from ..export import formats as fmt
 
         node = self[name]
         path = os.fspath(path)
         format = _format_of(path)
         if not os.path.exists(path):
             raise FileNotFoundError(f"attach({name!r}, {path!r}): no such file")
-        run = fmt.LOADERS[format](path, node.input_names)
+        if format != "onnx" and not trust_code:
+            raise sp.untrusted_code(f"attach({name!r}, {path!r}): a {fmt.NAMES[format]} file", "that file",
+                                    f"Attach it with attach({name!r}, path, trust_code=True)")
+        try:
+            run = fmt.LOADERS[format](path, node.input_names)
+        except Exception as exc:  # each runtime's own error types; the file is what is wrong
+            text = str(exc).strip().splitlines()
+            raise ExportError(f"attach({name!r}, {path!r}): {fmt.NAMES[format]} cannot load the file "
+                              f"({type(exc).__name__}: {text[0][:300] if text else ''}); the model was "
+                              f"not attached") from exc
         cases = [(self.examples[name], node(**self.examples[name]))] + list(self.samples.get(name, []))
         for i, (inputs, want) in enumerate(cases):
             try:
@@ -156,8 +167,8 @@ class CompiledPipeline:
                               f"was not completed") from exc
 
     def _export(self, folder, format, dynamic_batch, options):
-        from ..export import FORMATS, export_node
-        from ..export_formats import EXTENSIONS
+        from ..export.formats import EXTENSIONS
+        from ..export.write import FORMATS, export_node
 
         if folder in FORMATS and format == "onnx":  # p.export("torchscript"): the old argument order
             folder, format = None, folder
@@ -272,8 +283,8 @@ def _copy_external_data(name, path, folder, taken):
     The model names them relative to its own folder; each is written at the
     same relative place in the pipeline folder and hashed like an artifact.
     """
-    from .folder import path_problem
-    from .onnx_refs import external_locations
+    from ..export.folder import path_problem
+    from ..export.onnx_refs import external_locations
 
     with open(path, "rb") as f:
         model = f.read()

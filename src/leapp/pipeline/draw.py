@@ -54,7 +54,7 @@ def _label(dtype, shape):
 
 def pipeline_model(p):
     """Boxes and wires of a ``CompiledPipeline``."""
-    from .spec import state_output
+    from ..export.spec import state_output
 
     boxes, wires = [], []
     for name in p.order:
@@ -295,7 +295,7 @@ def render_text(dot, svg, path):
     """Write ``path`` from the DOT text ``dot`` (.dot; .png through Graphviz) or ``svg()`` (.svg)."""
     if path is None:
         return dot
-    from .spec import atomic_write
+    from ..fsutil import atomic_write
 
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()

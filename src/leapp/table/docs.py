@@ -94,7 +94,7 @@ def _export_section(entries, data):
              "writes: every parity record is traced, exported in each format, and the artifact's output is",
              "compared with NumPy, on the record's inputs and on edge inputs (NaN, ±inf, ±0.0, negative",
              "integers, empty and 0-d arrays). *exact*: exported as traced; *exact with decomposition*: an",
-             "ONNX decomposition (`leapp.runtime.export_lowering`) replaced an op ONNX lacks or runs otherwise;",
+             "ONNX decomposition (`leapp.export.lowering`) replaced an op ONNX lacks or runs otherwise;",
              "*refused*: `export` raises `ExportError` naming the call and the line (nothing is written).",
              "", "| format | entries measured | exact | exact with decomposition | refused for some inputs | mismatches |",
              "|---|---|---|---|---|---|"]

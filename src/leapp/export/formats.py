@@ -1,7 +1,7 @@
-"""Writers and loaders for each artifact format; ``leapp.export`` drives them.
+"""Writers and loaders for each artifact format; ``leapp.export.write`` drives them.
 
 Each writer takes the export-ready module (tuple outputs, see
-``leapp.runtime.export_prep``), example tensors and the dynamic-batch choice,
+``leapp.export.prep``), example tensors and the dynamic-batch choice,
 and writes one file; each loader returns a function from NumPy inputs to a
 list of NumPy outputs, used to check the written file. onnx, onnxscript and
 onnxruntime are imported here, lazily, only when that format is asked for.
@@ -64,7 +64,7 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
                          "in its shape helpers); use exporter='dynamo' or 'auto'")
     unsigned = getattr(module, "leapp_unsigned", None)
     if unsigned:
-        from .runtime.export_lowering import WIDE
+        from .lowering import WIDE
 
         args = tuple(a.to(torch.int64).to(WIDE[a.dtype]) if a.dtype in WIDE else a for a in args)
     with warnings.catch_warnings():
@@ -188,17 +188,21 @@ def _restore_unsigned(path, unsigned):
     onnx.save(model, path)
 
 
-def load_onnx(path, input_names):
+def load_onnx(path, input_names, output_names=None):
     import onnx
     import onnxruntime as ort
 
-    from .pipeline.runtime import native
+    from .loader import native
 
     onnx.checker.check_model(onnx.load(path), full_check=True)
     options = ort.SessionOptions()
     options.log_severity_level = 3
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
+    if output_names is not None:  # the user's names, as onnx_output_names gives them
+        want, got = onnx_output_names(input_names, output_names), [o.name for o in session.get_outputs()]
+        if got != want:
+            raise ValueError(f"the file's outputs are named {got}, not {want}")
 
     def run(inputs):
         # An input the graph never reads is dropped from the ONNX file; feed only the kept ones.
@@ -208,14 +212,29 @@ def load_onnx(path, input_names):
     return run
 
 
-def write_torchscript(module, args, path, **_):
+def named_outputs(module, output_names):
+    """A copy of the export-ready ``module`` whose forward returns ``{user's name: tensor}`` in
+    ``output_names`` order instead of a tuple: how TorchScript and .pt2 files keep the names (a
+    ``Dict[str, Tensor]`` result in TorchScript, the dict's keys in torch.export's output spec)."""
+    import torch.fx
+
+    graph = torch.fx.Graph()
+    values = graph.graph_copy(module.graph, {})
+    values = values if isinstance(values, (tuple, list)) else (values,)
+    graph.output(dict(zip(output_names, values, strict=True)))
+    return torch.fx.GraphModule(module, graph)
+
+
+def write_torchscript(module, args, path, *, output_names, **_):
     import torch
 
+    module = named_outputs(module, output_names)
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         # A fresh compilation unit: the global one mangles class names with a counter that
         # grows with every export in the process, and the names end up in the file.
-        scripted = torch.jit.trace(module, args, check_trace=False,
+        # strict=False: the result is a dict (the output names), which strict tracing refuses.
+        scripted = torch.jit.trace(module, args, check_trace=False, strict=False,
                                    _compilation_unit=torch._C.CompilationUnit())
         buffer = io.BytesIO()  # torch's own file writer aborts the process on a full disk
         torch.jit.save(scripted, buffer)
@@ -263,16 +282,17 @@ def _normalize_torchscript(data):
     return out.getvalue()
 
 
-def load_torchscript(path, input_names):
+def load_torchscript(path, input_names, output_names=None):
     import torch
 
     loaded = torch.jit.load(path)
-    return _torch_runner(loaded, input_names)
+    return _torch_runner(loaded, input_names, output_names)
 
 
-def write_pt2(module, args, path, *, input_names, dynamic, **_):
+def write_pt2(module, args, path, *, input_names, output_names, dynamic, **_):
     import torch
 
+    module = named_outputs(module, output_names)
     shapes = None
     if dynamic:
         # keyed by forward()'s parameters, which are the input names made identifiers
@@ -347,21 +367,29 @@ def _pin_serialization_id(data):
     return out
 
 
-def load_pt2(path, input_names):
+def load_pt2(path, input_names, output_names=None):
+    """Weights-only, as the pipeline loader does: no pickle in the file runs (attach reads users' files)."""
+    from .torch_artifacts import load_pt2 as load
+
+    with open(path, "rb") as f:
+        data = f.read()
+    return _torch_runner(load(data, path), input_names, output_names)
+
+
+def _torch_runner(fn, input_names, output_names=None):
+    """NumPy in, a list of NumPy outputs out. A file that returns a dict (leapp's own, see
+    ``named_outputs``) must hold exactly ``output_names`` when they are given, in that order."""
     import torch
 
-    program = torch.export.load(path)
-    return _torch_runner(program.module(), input_names)
-
-
-def _torch_runner(fn, input_names):
-    import torch
-
-    from .runtime.dtypes import tensor_from_numpy
+    from ..runtime.dtypes import tensor_from_numpy
 
     def run(inputs):
         with torch.no_grad():
             out = fn(*[tensor_from_numpy(inputs[n]) for n in input_names])
+        if isinstance(out, dict):
+            if output_names is not None and list(out) != list(output_names):
+                raise ValueError(f"the file's outputs are named {list(out)}, not {list(output_names)}")
+            out = tuple(out.values())
         out = out if isinstance(out, (tuple, list)) else (out,)
         return [o.detach().cpu().numpy() for o in out]
 

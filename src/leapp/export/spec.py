@@ -63,6 +63,15 @@ class UntrustedCodeError(PipelineError):
     """A TorchScript or .pt2 artifact, which can run code when loaded, without ``trust_code=True``."""
 
 
+def untrusted_code(what: str, writer: str, call: str) -> UntrustedCodeError:
+    """The one refusal of a TorchScript/.pt2 file without ``trust_code=True`` (load_pipeline, attach):
+    ``what`` names the file(s), ``writer`` who could have planted code, ``call`` the opt-in."""
+    return UntrustedCodeError(
+        f"{what}: loading a TorchScript or .pt2 file runs code stored in it (their archives hold "
+        f"pickles and programs), so anyone who could write {writer} could run code here. "
+        f"{call} only if you trust where it came from; ONNX models need no such trust")
+
+
 def state_output(name: str) -> str:
     """The artifact output that carries state ``name`` into the next step."""
     return f"{name}.next"

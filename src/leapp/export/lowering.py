@@ -25,7 +25,7 @@ import operator
 import torch
 import torch.fx
 
-from .passes import Pass
+from ..runtime.passes import Pass
 
 LN2 = math.log(2.0)
 MAX_UNROLL = 4096  # cumprod along a longer axis would be a graph of that many nodes
@@ -1018,7 +1018,7 @@ class WidenUnsigned(Pass):
 
     requires: ``leapp_dtype`` meta on placeholders. ensures: no uint16/32/64
     tensor in the graph; ``inputs``/``outputs`` name the boundary values and
-    their NumPy dtypes, for ``export_formats.write_onnx`` to restore.
+    their NumPy dtypes, for ``formats.write_onnx`` to restore.
     """
 
     name = "widen unsigned integers"
@@ -1028,7 +1028,7 @@ class WidenUnsigned(Pass):
         self.inputs, self.outputs = {}, {}
 
     def run(self, gm) -> int:
-        from .dtypes import to_torch
+        from ..runtime.dtypes import to_torch
 
         changed = 0
         for node in list(gm.graph.nodes):

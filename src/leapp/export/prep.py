@@ -20,8 +20,8 @@ import copy
 import torch
 import torch.fx
 
-from .dtypes import to_torch
-from .passes import Pass
+from ..runtime.dtypes import to_torch
+from ..runtime.passes import Pass
 
 _COMPARE = {torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge,
             torch.maximum, torch.minimum}
@@ -120,7 +120,7 @@ class ScalarLast(Pass):
 
 
 def _widened(tensor):
-    from .export_lowering import WIDE
+    from .lowering import WIDE
 
     return tensor.to(torch.int64).to(WIDE[tensor.dtype]) if tensor.dtype in WIDE else tensor
 
@@ -128,7 +128,7 @@ def _widened(tensor):
 def prepare(gm, output_names, *, onnx=False, example=None):
     """A copy of ``gm`` ready for export: tuple outputs in ``output_names`` order, explicit types.
 
-    ``onnx=True`` also runs the ONNX decompositions (``leapp.runtime.export_lowering``);
+    ``onnx=True`` also runs the ONNX decompositions (``leapp.export.lowering``);
     with ``example`` (the input tensors) it also keeps 0-d arithmetic in its dtype.
     Returns ``(graph_module, notes)``; ``notes`` say which comparisons got casts
     and which calls were decomposed, by source line.
@@ -145,7 +145,7 @@ def prepare(gm, output_names, *, onnx=False, example=None):
     unsigned = None
     empty = False
     if onnx:
-        from .export_lowering import LowerForOnnx, WidenUnsigned
+        from .lowering import LowerForOnnx, WidenUnsigned
 
         lowering = LowerForOnnx()
         lowering(gm)
@@ -153,7 +153,7 @@ def prepare(gm, output_names, *, onnx=False, example=None):
         widen = WidenUnsigned(output_names)
         widen(gm)
         if example is not None:
-            from .export_lowering import ScalarsAsVectors, ZeroDimMasks, run_values
+            from .lowering import ScalarsAsVectors, ZeroDimMasks, run_values
 
             gm.graph.lint()
             gm.recompile()
@@ -163,7 +163,7 @@ def prepare(gm, output_names, *, onnx=False, example=None):
             ZeroDimMasks(values)(gm)
             # The TorchScript-based exporter divides by the element count in its reshape, index
             # and index_put helpers: on an empty tensor that is a floating point exception, which
-            # ends the process. export_formats.write_onnx takes the dynamo exporter for these.
+            # ends the process. formats.write_onnx takes the dynamo exporter for these.
             empty = any(isinstance(v, torch.Tensor) and v.numel() == 0 for v in values.values())
         if widen.inputs or widen.outputs:
             unsigned = {"inputs": widen.inputs, "outputs": widen.outputs}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 import torch.fx
 
-from .passes import Pass
+from ..runtime.passes import Pass
 
 
 def assign_rows(x, v, columns, tail, picked_tail):

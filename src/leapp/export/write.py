@@ -24,9 +24,9 @@ import tempfile
 
 import numpy as np
 
-from .errors import ExportError
-from .extras import require
-from .fsutil import atomic_write, default_mode, sweep_stale
+from ..errors import ExportError
+from ..extras import require
+from ..fsutil import atomic_write, default_mode, sweep_stale
 
 FORMATS = ("onnx", "torchscript", "pt2")
 STAGING_PREFIX = ".leapp-export-"
@@ -46,8 +46,8 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     user's NumPy function; ``cf.export`` passes it) is what the artifact is
     compared with; without it, the node's own values are.
     """
-    from . import export_formats as fmt
-    from .runtime.export_prep import prepare
+    from . import formats as fmt
+    from .prep import prepare
 
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
@@ -89,7 +89,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
         checked = None
         if check:
             try:
-                run = fmt.LOADERS[format](tmp, node.input_names)
+                run = fmt.LOADERS[format](tmp, node.input_names, node.output_names)
             except Exception as exc:
                 raise _load_failed(exc, node, module, format) from exc
             blame = _Blame(module, format, node, dynamic, opset, exporter, staging)
@@ -106,7 +106,7 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
 def _target_folder(path, name, format):
     """The target's folder, created; a target that is a folder, or cannot be made, or whose extension
     names another format, is an ExportError (raised before anything is created)."""
-    from .export_formats import ACCEPTED, EXTENSIONS, NAMES
+    from .formats import ACCEPTED, EXTENSIONS, NAMES
 
     extension = EXTENSIONS[format]
     for p in (path, path + ".json"):
@@ -177,7 +177,7 @@ def export_pipeline(pipeline, folder, format="onnx", **options):
 def _optimized_copy(node):
     import copy
 
-    from .runtime.passes import optimize
+    from ..runtime.passes import optimize
 
     gm = copy.deepcopy(node.graph_module)
     optimize(gm)
@@ -253,7 +253,7 @@ def _edge_cases(example, rng):
 
 
 def _tensor(array):
-    from .runtime.dtypes import tensor_from_numpy
+    from ..runtime.dtypes import tensor_from_numpy
 
     return tensor_from_numpy(array)
 
@@ -271,7 +271,7 @@ def _batch_free(node, gm, example):
     """``gm`` with per-row slice assignments freed of the traced batch size, and a node that runs it."""
     import copy
 
-    from .runtime.export_batch import FreeBatchAssignments
+    from .batch import FreeBatchAssignments
 
     leading = {v.shape[0] for v in example.values() if np.ndim(v)}
     if len(leading) != 1 or any(np.ndim(v) == 0 for v in example.values()):
@@ -405,7 +405,7 @@ def _expected(node, reference, inputs, label, edge):
     """
     import warnings
 
-    from .errors import LeappWarning
+    from ..errors import LeappWarning
 
     try:
         with warnings.catch_warnings():
@@ -493,7 +493,7 @@ class _Blame:
 
         import torch
 
-        from . import export_formats as fmt
+        from . import formats as fmt
 
         module, format, node, dynamic, opset, exporter, folder = self.args
         args = tuple(_tensor(inputs[n]) for n in node.input_names)
@@ -564,10 +564,10 @@ def mismatch(got, want, signed_zeros=False):
 
 
 def _describe(node, format, exporter, opset, path, specs, dynamic, notes, edges):
-    from . import __version__
-    from . import export_formats as fmt
-    from . import export_sidecar as sidecar
-    from .export_formats import DEFAULT_OPSET
+    from .. import __version__
+    from . import formats as fmt
+    from . import sidecar
+    from .formats import DEFAULT_OPSET
 
     def entry(name, dtype, shape, is_dynamic):
         dims = [0] if is_dynamic and shape else []
