@@ -55,3 +55,15 @@ def flat_repeats(M, v):
     out = M.copy()
     out.flat[0:4] = v[:2]  # NumPy repeats the two values over four elements
     return out
+
+
+def every_function_on_a_list(v, names):
+    """Each NumPy function named (looked up on its module at call time, as library code does) on a
+    Python list of traced 0-d values."""
+    items = [v[0], v[1], v[2], v[3]]
+    out = []
+    for name in names:
+        module, _, attr = name.rpartition(".")
+        fn = getattr(np.linalg if module == "numpy.linalg" else np.fft if module == "numpy.fft" else np, attr)
+        out.append(fn(items))
+    return tuple(out)

@@ -139,7 +139,8 @@ def _callee(code, lasti):
 def _bypass(trace, name, original, args, kwargs):
     if name.startswith("torch."):
         return _torch_conversion(name, original, args, kwargs)
-    if args and type(args[0]) is flat.TracedFlat:  # np.asarray(x.flat): the traced 1-d copy
+    flat_iter = bool(args) and type(args[0]) is flat.TracedFlat
+    if flat_iter:  # np.asarray(x.flat): recorded on the traced 1-d copy NumPy makes
         args = (flat.as_array(args[0]),) + tuple(args[1:])
     traced = _traced_in(args, kwargs)
     if name in _ALIASING:
@@ -148,7 +149,7 @@ def _bypass(trace, name, original, args, kwargs):
         a = args[0] if args else kwargs.get("a")
         dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
         same = isinstance(a, TracedNpArray) and (dtype is None or np.dtype(dtype) == a.dtype)
-        if same and not (name == "numpy.ascontiguousarray" and a.ndim == 0):  # that one gives 0-d shape (1,)
+        if same and not flat_iter and not (name == "numpy.ascontiguousarray" and a.ndim == 0):  # that one gives 0-d shape (1,)
             return a
         return record.record_call(name, original, args, kwargs, _loc())
     if traced and name in _SIZED and name != "numpy.full":
