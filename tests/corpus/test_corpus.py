@@ -33,12 +33,21 @@ def _stages(index):
 # not): never a graph that differs from NumPy, an InternalError or a crash. A case that starts to
 # meet its label fails here too, so this list only shrinks (the closing note lists it).
 KNOWN_GAPS = {
-    "modern_robotics__AxisAng6": "np.linalg.norm([v[0], v[1], v[2]]) in library code: NumPy turns the "
-                                 "list of traced 0-d values into an array with float(), an escape",
-    "filterpy__predict": "filterpy binds `from numpy import dot` at import; its result is refused as "
-                         "plain data though it is traceable",
-    "transforms3d__axangle2euler_2": "taitbryan's angles go through .flat unpacking and math on NumPy "
-                                     "scalars: refused as Python values computed from the data",
+    "modern_robotics__AxisAng6": "np.linalg.norm of a list of traced 0-d values now traces "
+                                 "(runtime/library_args.py); what remains is `if NearZero(theta):` "
+                                 "(core.py:336), control flow in library code (issue 19)",
+    "transforms3d__axangle2euler_2": "M.flat unpacking and math on the scalars now trace (runtime/flat.py); "
+                                     "what remains is `if cy > cy_thresh:` (taitbryan.py:209), control "
+                                     "flow in library code (issue 19)",
+}
+# Cases exact through @leapp.compile and ONNX whose seed-API graph is exact but comes with a warning
+# that is true of the code; the test fails once the seed stage is exact too.
+SEED_WARNS = {
+    "filterpy__predict": "exact through @leapp.compile and ONNX (plain arrays handed to library code go "
+                         "as traced constants: runtime/library_args.py); the seed API does not rewrite the "
+                         "call, so its covariance output (computed from module constants only) comes back "
+                         "as a plain array, and it warns that the output does not depend on the inputs "
+                         "(true) with the graph exact",
 }
 _STILL_REFUSED = (runner.REFUSED, runner.NOLINE, runner.WRONG_WARNED, runner.WARNED, runner.NA)
 
@@ -53,6 +62,10 @@ def test_label_holds(corpus, case_id):
         assert broken, f"{case.call} now meets its label: take it off KNOWN_GAPS"
         assert all(o.status in _STILL_REFUSED for o in outcomes.values()), \
             f"{case.call} ({KNOWN_GAPS[case_id]}): " + "; ".join(f"{k}: {o.status}" for k, o in outcomes.items())
+        return
+    if case_id in SEED_WARNS and "seed" in outcomes:
+        assert [b.split(":")[0] for b in broken] == ["seed"] and outcomes["seed"].status == runner.WARNED, \
+            f"{case.call} ({SEED_WARNS[case_id]}): " + "; ".join(broken or ["meets its label: take it off"])
         return
     assert not broken, f"{case.call} [{case.label}]:\n" + "\n".join(broken)
 

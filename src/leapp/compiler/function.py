@@ -52,6 +52,7 @@ from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import guards as guards_mod
 from . import samples
+from . import scalars as scalars_mod
 from . import source as src_mod
 from . import tier as tier_mod
 from .graph_cache import DEFAULT_MAX_SIGNATURES, GraphCache
@@ -398,6 +399,7 @@ class CompiledFunction:
             except Exception as exc:
                 self._raised_only_when_traced(exc, np_args, np_kwargs)
                 raise
+        scalars_mod.check_inputs(self.name, traced, np_args, np_kwargs, names)  # f(0.5): no input at all
         graph = Graph(key, traced, call=samples.isolated((np_args, np_kwargs)))
         if self.backend != "fx":
             traced.node.use_backend(self.backend, traced.trace.input_values, traced.trace.output_values)

@@ -35,7 +35,7 @@ import torch
 from .. import dispatch, interrupts, table
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
 from ..table.math_module import MATH_FUNCTIONS
-from . import concatenators, constness, math_calls, record, state
+from . import concatenators, constness, flat, library_args, math_calls, record, state
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -139,6 +139,9 @@ def _callee(code, lasti):
 def _bypass(trace, name, original, args, kwargs):
     if name.startswith("torch."):
         return _torch_conversion(name, original, args, kwargs)
+    flat_iter = bool(args) and type(args[0]) is flat.TracedFlat
+    if flat_iter:  # np.asarray(x.flat): recorded on the traced 1-d copy NumPy makes
+        args = (flat.as_array(args[0]),) + tuple(args[1:])
     traced = _traced_in(args, kwargs)
     if name in _ALIASING:
         if not traced:
@@ -146,7 +149,7 @@ def _bypass(trace, name, original, args, kwargs):
         a = args[0] if args else kwargs.get("a")
         dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
         same = isinstance(a, TracedNpArray) and (dtype is None or np.dtype(dtype) == a.dtype)
-        if same and not (name == "numpy.ascontiguousarray" and a.ndim == 0):  # that one gives 0-d shape (1,)
+        if same and not flat_iter and not (name == "numpy.ascontiguousarray" and a.ndim == 0):  # that one gives 0-d shape (1,)
             return a
         return record.record_call(name, original, args, kwargs, _loc())
     if traced and name in _SIZED and name != "numpy.full":
@@ -250,6 +253,7 @@ _CONCATENATORS = (("r_", concatenators._ORIGINAL_R, concatenators.TRACED_R),
                   ("c_", concatenators._ORIGINAL_C, concatenators.TRACED_C))
 _MATH_TARGETS = tuple((name, name.split(".", 1)[1]) for name in MATH_FUNCTIONS
                       if hasattr(math, name.split(".", 1)[1]))
+_SEQUENCE_TARGETS = tuple(library_args.targets())  # np.linalg.norm([v[0], v[1]]) in library code
 
 
 def _is_wrapper(fn) -> bool:
@@ -277,6 +281,13 @@ def _settle():
             setattr(math, attr, _math_wrapper(name, current))
         elif not wanted and ours:
             setattr(math, attr, current.__wrapped__)
+    for name, module, attr in _SEQUENCE_TARGETS:
+        current = getattr(module, attr)
+        ours = library_args.is_wrapper(current)
+        if wanted and not ours:
+            setattr(module, attr, library_args.wrapper(name, current))
+        elif not wanted and ours:
+            setattr(module, attr, current.__wrapped__)
     dispatch.set_handler(_dispatch_handler if wanted else None)
 
 
@@ -386,12 +397,16 @@ def _foreign(fn, *args, **kwargs):
     if math_name is not None:  # math.sin(x[0]): recorded as np.sin on float64
         return math_calls.call(math_name, fn, args, kwargs)
     trace = state.current()
-    result = _run_helper(trace, fn, args, kwargs) if trace is not None else fn(*args, **kwargs)
-    if trace is None or not _plain_arrays_in(result):
+    if trace is None:
+        return fn(*args, **kwargs)
+    # plain arrays handed in go as traced constants: the library's NumPy calls on them are seen
+    args, kwargs, handed = library_args.traced_constants(trace, args, kwargs, _loc())
+    result = _run_helper(trace, fn, args, kwargs)
+    if handed:
+        library_args.check_unwritten(trace, handed, _foreign_name(fn), _loc())
+    if not _plain_arrays_in(result):
         return result
-    name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", repr(fn))
-    module = getattr(fn, "__module__", None)
-    name = f"{module}.{name}" if module and not name.startswith(module) else name
+    name = _foreign_name(fn)
     loc = _loc()
     message = (f"{name} at {record.format_loc(loc)} returned plain NumPy data computed from traced "
                f"values outside leapp's hooks (another library, a C extension, or a helper that "
@@ -399,6 +414,12 @@ def _foreign(fn, *args, **kwargs):
                f"functions leapp traces, or compute it outside and pass it in as an input")
     record.report(trace, "untraced", name, loc, message, UntracedCallError, UntracedCallWarning)
     return record.mark_escaped(trace, name, loc, result)
+
+
+def _foreign_name(fn):
+    name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", repr(fn))
+    module = getattr(fn, "__module__", None)
+    return f"{module}.{name}" if module and not name.startswith(module) else name
 
 
 def _run_helper(trace, fn, args, kwargs):

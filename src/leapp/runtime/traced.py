@@ -265,6 +265,22 @@ class TracedNpArray(np.ndarray):
         _ndarray.shape.__set__(self, value)
 
     @property
+    def flat(self):  # ndarray's C iterator would hand out plain scalars (runtime/flat.py)
+        if _trace_of.trace is None:
+            return _ndarray.flat.__get__(self)
+        from .flat import TracedFlat
+
+        return TracedFlat(self)
+
+    @flat.setter
+    def flat(self, value):
+        if _trace_of.trace is None:
+            return _ndarray.flat.__set__(self, value)
+        from .flat import TracedFlat
+
+        TracedFlat(self)[...] = value
+
+    @property
     def size(self):
         _size_read(self, ".size of")
         return _ndarray.size.__get__(self)

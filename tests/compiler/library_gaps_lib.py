@@ -1,0 +1,69 @@
+"""Library-shaped code (another module: leapp.compile does not rewrite it) with the three patterns that
+were false refusals in the library corpus: a Python list of traced 0-d values handed to NumPy
+(modern_robotics' AxisAng6), NumPy's functions bound at import and applied to plain module constants
+(filterpy's predict), and ``.flat`` unpacking with ``math`` on the NumPy scalars (transforms3d's
+taitbryan)."""
+
+import math
+
+import numpy as np
+from numpy import dot  # bound at import: NumPy's own function object
+
+STATE = np.zeros(3)  # a buffer that outlives every call
+
+
+def norm_of_items(v):
+    return np.linalg.norm([v[0], v[1], v[2]]), np.mean((v[3], v[4], v[5]))
+
+
+def stacked_mean(a, b):
+    return np.mean([a, b], axis=0), np.sum((a, b * 2.0), axis=0)
+
+
+def predict(x, P, F):
+    x = dot(F, x) + dot(1, 0)
+    P = dot(dot(F, P), F.T) * 1.5 + P
+    return x, P
+
+
+def write_state(x, state):
+    state[:] = x  # changes an array the caller made before tracing
+    return x * 2.0
+
+
+def flat_angles(M):
+    M = np.asarray(M)
+    r11, r12, r13, r21, r22, r23, r31, r32, r33 = M.flat
+    cy = math.sqrt(r23 * r23 + r33 * r33)
+    return np.array([math.atan2(-r12, r11), math.atan2(r13, cy), math.atan2(-r23, r33)])
+
+
+def flat_reads(M):
+    return M.flat[4], M.flat[1:5], np.asarray(M.flat) * 2.0, len(M.flat), sum(v for v in M.T.flat)
+
+
+def flat_writes(M, v):
+    out = np.zeros((3, 3))
+    out.flat[0] = v[0]
+    out.flat[4:6] = v[1:3]
+    t = np.zeros((3, 2)).T  # not contiguous: written through element coordinates
+    t.flat[1:4] = v
+    return out, t
+
+
+def flat_repeats(M, v):
+    out = M.copy()
+    out.flat[0:4] = v[:2]  # NumPy repeats the two values over four elements
+    return out
+
+
+def every_function_on_a_list(v, names):
+    """Each NumPy function named (looked up on its module at call time, as library code does) on a
+    Python list of traced 0-d values."""
+    items = [v[0], v[1], v[2], v[3]]
+    out = []
+    for name in names:
+        module, _, attr = name.rpartition(".")
+        fn = getattr(np.linalg if module == "numpy.linalg" else np.fft if module == "numpy.fft" else np, attr)
+        out.append(fn(items))
+    return tuple(out)
