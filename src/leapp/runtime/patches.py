@@ -214,8 +214,8 @@ def _wrapper(name, original):
 
     wrapper.__name__ = getattr(original, "__name__", name)
     wrapper.__doc__ = getattr(original, "__doc__", None)
-    wrapper.__wrapped__ = original
-    wrapper._leapp_bypass = name
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]  # function attributes
+    wrapper._leapp_bypass = name  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -238,8 +238,8 @@ def _math_wrapper(name, original):
 
     wrapper.__name__ = original.__name__
     wrapper.__doc__ = original.__doc__
-    wrapper.__wrapped__ = original
-    wrapper._leapp_math = name
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]  # function attributes
+    wrapper._leapp_math = name  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -389,7 +389,7 @@ def _foreign(fn, *args, **kwargs):
     result = _run_helper(trace, fn, args, kwargs) if trace is not None else fn(*args, **kwargs)
     if trace is None or not _plain_arrays_in(result):
         return result
-    name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", repr(fn))
+    name: str = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", None) or repr(fn)
     module = getattr(fn, "__module__", None)
     name = f"{module}.{name}" if module and not name.startswith(module) else name
     loc = _loc()
