@@ -95,6 +95,8 @@ class Graph:
 class CompiledFunction(Generic[P, R]):
     """What ``@leapp.compile`` returns: called like ``fn`` (same parameters, same result type)."""
 
+    __wrapped__: Callable[P, R]  # fn, set by functools.update_wrapper
+
     def __init__(self, fn: Callable[P, R], *, strict: bool = True, crosscheck: str = "raise",
                  validate: int = 0, name: str | None = None, backend: str | None = None,
                  tier: str | None = None, check: int = check_mod.DEFAULT_SAMPLES,
