@@ -55,6 +55,13 @@ def test_leapp_compile_reports_a_bad_target(capsys):
     assert "no such file" in capsys.readouterr().err
 
 
+def test_leapp_compile_refuses_a_file_python_cannot_import(tmp_path, capsys):
+    # no loader for the suffix: was an internal AttributeError (found by mypy)
+    (tmp_path / "prog.txt").write_text("def f(x):\n    return x\n")
+    assert main(["compile", f"{tmp_path / 'prog.txt'}:f"]) == 2
+    assert "prog.txt is not a Python source file" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("body, said", [
     ("def f(x):\n    return x +\n", ":2: cannot import bad_module.py: SyntaxError: invalid syntax"),
     ("import numpy as np\nW = np.load('missing.npy')\ndef f(x):\n    return x\n",

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,36 +37,42 @@ from .runtime.ir import Trace, _copy_array, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
 from .runtime.traced import TracedNpArray
 
-_session = None
+if TYPE_CHECKING:
+    from .pipeline.compiled import CompiledPipeline
+    from .pipeline.links import Link
+
+_session: Session | None = None
 
 
 class _NodeRecord:
-    def __init__(self, name, order):
+    def __init__(self, name: str, order: int) -> None:
         self.name = name
         self.order = order  # position of its first pass in the session: feedback runs backwards
         self.passes = 0
         self.trace: Trace | None = None
-        self.signature = None
-        self.samples: list = []
+        self.signature: tuple[str, ...] | None = None
+        self.samples: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.notes: list[str] = []
-        self.links: dict = {}  # input port -> {pass: Link}
-        self.state: dict = {}  # state name -> initial value (plain array)
-        self.carried: dict = {}  # state name -> value the next pass starts from
-        self.region = None  # (file, first line, last line) of the first pass, for the cross-check
+        self.links: dict[str, dict[int, Link]] = {}  # input port -> {pass: Link}
+        self.state: dict[str, np.ndarray] = {}  # state name -> initial value (plain array)
+        self.carried: dict[str, np.ndarray] = {}  # state name -> value the next pass starts from
+        self.region: tuple[str, int, int] | None = None  # (file, first line, last line) of the first pass, for the cross-check
 
 
 class _OpenPass:
     """The pass of a node between its first annotate.* call and annotate.output_tensors."""
 
-    def __init__(self, rec, trace):
+    def __init__(self, rec: _NodeRecord, trace: Trace) -> None:
         self.rec = rec
         self.trace = trace
         self.state: list[str] = []  # declared in this pass, in call order
-        self.updates: dict = {}  # state name -> new value (plain copy)
+        self.updates: dict[str, Any] = {}  # state name -> new value (plain copy)
 
 
 class Session:
-    def __init__(self, name, save_path, strict):
+    """An open (or closed) tracing session: what ``leapp.start`` returns."""
+
+    def __init__(self, name: str, save_path: str, strict: bool) -> None:
         from .pipeline.links import Gap
 
         self.name = name
@@ -73,12 +80,12 @@ class Session:
         self.strict = strict
         self.nodes: dict[str, _NodeRecord] = {}
         self.open = True
-        self.opened_at = None  # (file, line) of the open node's annotate.input_tensors call
+        self.opened_at: tuple[str, int] | None = None  # (file, line) of the open node's annotate.input_tensors call
         self.current: _OpenPass | None = None
         self.gap = Gap(name)
         # What the open session holds; an interrupted start() drops them with its frame (see patches, state).
-        self.patch_hold = None  # patches.Hold: NumPy's bypass calls stay traced
-        self.claim = state.Claim()  # the gap trace between nodes is this thread's trace
+        self.patch_hold: Any = None  # patches.Hold: NumPy's bypass calls stay traced
+        self.claim: state.Claim | None = state.Claim()  # the gap trace between nodes is this thread's trace
 
     def close(self) -> None:
         """Stop tracing: drop the open pass (if any), give NumPy back. Idempotent; runs whole."""
@@ -133,7 +140,7 @@ def _discard(opened) -> None:
 
 
 @contextmanager
-def session(name: str = "leapp", save_path: str = ".", strict: bool = False):
+def session(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Iterator[Session]:
     """``with leapp.session("robot"):`` is ``leapp.start("robot")`` ... ``leapp.stop()``, on every exit path.
 
     When the block raises, the pass that was open is dropped (it did not finish), NumPy is
@@ -178,13 +185,13 @@ def stop() -> None:
         )
 
 
-def _require_session():
+def _require_session() -> Session:
     if _session is None or not _session.open:
         raise TraceError("annotate.* needs an open session: call leapp.start() first")
     return _session
 
 
-def _open(session, node, call) -> _OpenPass:
+def _open(session: Session, node: str, call: str) -> _OpenPass:
     """The open pass of ``node``: the current one, or a new one when no node is open."""
     current = session.current
     if current is not None:
@@ -205,7 +212,7 @@ def _open(session, node, call) -> _OpenPass:
     return current
 
 
-def input_tensors(node: str, tensors: dict):
+def input_tensors(node: str, tensors: Mapping[str, Any]) -> Any:
     """Mark inputs of ``node``; returns traced values (one, or a tuple in dict order).
 
     Several calls on one open node add inputs in call order. A value that is
@@ -227,7 +234,7 @@ def input_tensors(node: str, tensors: dict):
     return _add_inputs(current, tensors)
 
 
-def _add_inputs(current, tensors):
+def _add_inputs(current: _OpenPass, tensors: Mapping[str, Any]) -> Any:
     trace = current.trace
     outs = []
     for key, value in tensors.items():
@@ -237,7 +244,7 @@ def _add_inputs(current, tensors):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _check_link(session, node, key, link):
+def _check_link(session: Session, node: str, key: str, link: object) -> None:
     """Report an input of ``node`` whose feed cannot be followed (raise in strict mode)."""
     from .pipeline.links import Unclear
 
@@ -247,7 +254,7 @@ def _check_link(session, node, key, link):
         warnings.warn(f"node {node!r} input {key!r}: {link.reason}", PipelineWarning, stacklevel=3)
 
 
-def _note_link(rec, key, link):
+def _note_link(rec: _NodeRecord, key: str, link: object) -> None:
     """Record how input ``key`` of this pass of ``rec`` was fed."""
     from .pipeline.links import Link
 
@@ -255,7 +262,7 @@ def _note_link(rec, key, link):
         rec.links.setdefault(key, {})[rec.passes] = link
 
 
-def state_tensors(node: str, tensors: dict):
+def state_tensors(node: str, tensors: Mapping[str, Any]) -> Any:
     """Declare state of ``node``: ``{name: initial}``. Returns the traced state (one, or a tuple).
 
     The first pass starts from ``initial``; every later pass from the value
@@ -269,7 +276,7 @@ def state_tensors(node: str, tensors: dict):
         raise TraceError("annotate.state_tensors(node, {name: initial, ...}) needs a non-empty dict")
     current = _open(session, node, "state_tensors")
     rec = current.rec
-    values = {}
+    values: dict[str, Any] = {}
     for name, initial in tensors.items():
         if state_output(name) in current.trace.outputs or name in current.state:
             raise TraceError(f"node {node!r}: state {name!r} is declared twice in one pass")
@@ -280,7 +287,7 @@ def state_tensors(node: str, tensors: dict):
     return _add_inputs(current, values)
 
 
-def update_state(node: str, tensors: dict) -> None:
+def update_state(node: str, tensors: Mapping[str, Any]) -> None:
     """Give the state of ``node`` its value for the next pass: ``{name: new}``, same shape and dtype."""
     session = _require_session()
     current = session.current
@@ -300,17 +307,17 @@ def update_state(node: str, tensors: dict) -> None:
         current.updates[name] = value
 
 
-def _caller(depth=1):
+def _caller(depth: int = 1) -> tuple[str, int]:
     """(file, line) of the user's annotate.* call: the region between two is linted at compile_graph."""
     frame = sys._getframe(depth + 1)
     return (frame.f_code.co_filename, frame.f_lineno)
 
 
-def _make_input(trace, key, value):
+def _make_input(trace: Trace, key: str, value: Any) -> Any:
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is a dependency
-        torch = None
+        torch = None  # type: ignore[assignment]  # unreachable with the compile extra installed
     if torch is not None and isinstance(value, torch.Tensor):
         from .runtime.dtypes import to_numpy
         from .runtime.torch_interop import TracedTensor
@@ -335,7 +342,7 @@ def _make_input(trace, key, value):
     return traced
 
 
-def output_tensors(node: str, tensors: dict):
+def output_tensors(node: str, tensors: Mapping[str, Any]) -> Any:
     """Mark the outputs of ``node``; closes its pass. Returns the values (one, or a tuple)."""
     from .export.spec import state_output
 
@@ -391,7 +398,7 @@ def output_tensors(node: str, tensors: dict):
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def _output_ref(trace, key, value, loc=None):
+def _output_ref(trace: Trace, key: str, value: Any, loc: Any = None) -> Any:
     from .runtime.torch_interop import TracedTensor
 
     if isinstance(value, TracedTensor):
@@ -402,7 +409,7 @@ def _output_ref(trace, key, value, loc=None):
     return _copy_array(value, copy=True)
 
 
-def external(value):
+def external(value: Any) -> np.ndarray:
     """A plain NumPy copy of ``value`` for code outside the pipeline (an environment, a logger).
 
     Between nodes leapp follows what is done to node outputs, so that code
@@ -413,11 +420,22 @@ def external(value):
     return _copy_array(record.plain(value), copy=True)
 
 
-annotate = SimpleNamespace(input_tensors=input_tensors, output_tensors=output_tensors,
-                           state_tensors=state_tensors, update_state=update_state, external=external)
+class _Annotate:
+    """``leapp.annotate``: the calls that mark a node's inputs, state and outputs in a session."""
+
+    __slots__ = ()
+    input_tensors = staticmethod(input_tensors)
+    output_tensors = staticmethod(output_tensors)
+    state_tensors = staticmethod(state_tensors)
+    update_state = staticmethod(update_state)
+    external = staticmethod(external)
 
 
-def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6, on_mismatch: str = "raise"):
+annotate = _Annotate()
+
+
+def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6,
+                  on_mismatch: str = "raise") -> CompiledPipeline:
     """Lower every traced node to a GraphModule; with ``validate``, check each on every later sample.
 
     Returns a ``leapp.pipeline.CompiledPipeline``: ``p["node"]`` is a ``CompiledNode``. A graph that
@@ -433,7 +451,7 @@ def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6,
         raise TraceError("compile_graph() needs a session: leapp.start(), trace, leapp.stop()")
     if _session.open:
         stop()
-    compiled = {}
+    compiled: dict[str, CompiledNode] = {}
     for name, rec in _session.nodes.items():
         if rec.trace is None:
             continue
@@ -463,18 +481,21 @@ def compile_graph(validate: bool = True, rtol: float = 1e-5, atol: float = 1e-6,
     return CompiledPipeline(
         _session.name, compiled, edges, feedback,
         state={n: dict(r.state) for n, r in recs.items() if r.state},
-        examples={n: dict(r.trace.input_values) for n, r in recs.items()},
+        examples={n: dict(r.trace.input_values) for n, r in recs.items() if r.trace is not None},
         samples={n: list(r.samples) for n, r in recs.items()},
         save_path=_session.save_path,
     )
 
 
-def _connections(session):
+def _connections(session: Session) -> tuple[list[tuple[str, str, str, str]], list[Any]]:
     """Forward edges (``(from, output, to, input)``) and feedback entries, from what each pass fed."""
     from .pipeline.compiled import Feedback
 
-    edges, feedback = [], []
+    edges: list[tuple[str, str, str, str]] = []
+    feedback: list[Any] = []
     for name, rec in session.nodes.items():
+        if rec.trace is None:  # its first pass never closed (the session was interrupted): not compiled
+            continue
         for port, by_pass in rec.links.items():
             sources = {(k.node, k.port) for k in by_pass.values()}
             delays = {p - k.pass_index for p, k in by_pass.items()}
@@ -504,7 +525,7 @@ def _connections(session):
     return edges, feedback
 
 
-def _crosscheck(rec):
+def _crosscheck(rec: _NodeRecord) -> Any:
     """The static/runtime cross-check of a node's annotated region (None when it cannot be read)."""
     if rec.region is None:
         return None

@@ -11,6 +11,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from leapp.ast_pass.config import Settings
+    from leapp.ast_pass.diagnostics import Diagnostic
 
 
 def _codes(value: str) -> list[str]:
@@ -29,7 +35,7 @@ def _path(value: str) -> str:
     return value
 
 
-def _register_lint(sub) -> None:
+def _register_lint(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("lint", help="flag NumPy code that leapp cannot trace",
                        description="Check Python files for code that leapp cannot trace.")
     p.add_argument("paths", nargs="*", default=["."], metavar="PATH", type=_path)
@@ -51,7 +57,7 @@ def _register_lint(sub) -> None:
     p.set_defaults(run=_run_lint)
 
 
-def _settings(args):
+def _settings(args: argparse.Namespace) -> Settings:
     from leapp.ast_pass.config import load_settings
 
     start = args.paths[0] if args.paths else "."
@@ -61,7 +67,7 @@ def _settings(args):
     return settings
 
 
-def _run_lint(args) -> int:
+def _run_lint(args: argparse.Namespace) -> int:
     from leapp.ast_pass import output
     from leapp.ast_pass.runner import lint_paths
 
@@ -73,9 +79,9 @@ def _run_lint(args) -> int:
     settings = _settings(args)
     select = args.select if args.select is not None else settings.select
     ignore = [*settings.ignore, *args.ignore]
-    stats: dict = {}
+    stats: dict[str, Any] = {}
 
-    def run():
+    def run() -> list[Diagnostic]:
         return lint_paths(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs,
                           select=select, ignore=ignore, cache_dir=args.cache_dir, stats=stats)
 
@@ -97,7 +103,8 @@ def _run_lint(args) -> int:
     return 1 if diagnostics else 0
 
 
-def _apply_fixes(diagnostics, settings, select, ignore, write: bool) -> tuple[int, int]:
+def _apply_fixes(diagnostics: list[Diagnostic], settings: Settings, select: list[str] | None,
+                 ignore: list[str], write: bool) -> tuple[int, int]:
     """Fix (or, without ``write``, print the diff of) each file with fixable findings.
 
     (files changed, files that could not be fixed). A file that cannot be read or written
@@ -143,7 +150,7 @@ def _reason(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
-def _register_rewrite(sub) -> None:
+def _register_rewrite(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("rewrite", help="show NumPy calls routed through leapp's traced dispatcher",
                        description="Print the source that leapp.compile runs: every NumPy call "
                                    "in scope routed through leapp.dispatch.call.")
@@ -158,7 +165,7 @@ def _register_rewrite(sub) -> None:
     p.set_defaults(run=_run_rewrite)
 
 
-def _run_rewrite(args) -> int:
+def _run_rewrite(args: argparse.Namespace) -> int:
     """Exit 0 when every file was rewritten, 1 when some could not be (each named on stderr),
     2 when leapp itself failed on one (the other files are still rewritten)."""
     from leapp.ast_pass import rewrite_source
@@ -180,7 +187,7 @@ def _run_rewrite(args) -> int:
             status = max(status, 1)
             continue
         try:
-            before, bom = decode_source(data)
+            before, bom = decode_source(cast(bytes, data))  # read_file gives the data or a problem
             scope, functions = settings.file_options(path)
             after = rewrite_source(before, shown, scope=scope, include_functions=functions,
                                    convert=args.convert)
@@ -208,13 +215,13 @@ def _run_rewrite(args) -> int:
     return status
 
 
-def _register_compile(sub) -> None:
+def _register_compile(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from leapp.main_job import register  # imports neither torch nor numpy until it runs
 
     register(sub)
 
 
-SUBCOMMANDS = {"lint": _register_lint, "rewrite": _register_rewrite, "compile": _register_compile}
+SUBCOMMANDS: dict[str, Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = {"lint": _register_lint, "rewrite": _register_rewrite, "compile": _register_compile}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -229,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

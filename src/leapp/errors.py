@@ -8,6 +8,8 @@ caught it ahead of time when there is one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class LeappError(Exception):
     """Base of every error leapp raises on purpose."""
@@ -49,7 +51,7 @@ class ConversionError(LeappError, TypeError):
 class ProblemsError(LeappError, RuntimeError):
     """Several problems found in one trace, listed together."""
 
-    def __init__(self, problems):
+    def __init__(self, problems: Iterable[object]) -> None:
         self.problems = list(problems)
         lines = [f"{len(self.problems)} problem(s) prevent an exact graph:"]
         lines += [f"  - {p}" for p in self.problems]
@@ -75,7 +77,7 @@ class ReadOnlyFileError(LeappError, PermissionError):
 class FileTooLargeError(LeappError, OSError):
     """A file is over the size limit; it was not read."""
 
-    def __init__(self, path, size, limit):
+    def __init__(self, path: str, size: int, limit: int) -> None:
         super().__init__(27, f"{size} bytes, over the {limit}-byte limit", path)  # EFBIG
         self.size, self.limit = size, limit
 

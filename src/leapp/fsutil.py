@@ -131,7 +131,8 @@ def atomic_write(path: str, data: bytes, *, mode: int | None = None) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
         raise IsADirectoryError(errno.EISDIR, "is a directory", path)
     sweep_stale(folder, f".{base}.")
-    fd, tmp = _open_temp(folder, base)
+    fd, tmp_name = _open_temp(folder, base)
+    tmp: str | None = tmp_name
     try:
         view = memoryview(data)
         while view:
@@ -140,7 +141,7 @@ def atomic_write(path: str, data: bytes, *, mode: int | None = None) -> None:
         os.fsync(fd)
         os.close(fd)
         fd = -1
-        os.replace(tmp, path)
+        os.replace(tmp_name, path)
         tmp = None
     except BaseException:
         if fd >= 0:

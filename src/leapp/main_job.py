@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 import types
+from typing import cast
 
 DEFAULT_TARGET = "leapp.examples.robot_obs:step"
 
@@ -54,6 +55,8 @@ def load_function(target):
             raise ValueError(f"no such file: {where}")
         module_name = "_leapp_main_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(where))
         spec = importlib.util.spec_from_file_location(module_name, where)
+        if spec is None or spec.loader is None:  # not a .py name: Python has no loader for it
+            raise ValueError(f"{where} is not a Python source file: leapp compile FILE.py:FUNCTION")
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module  # inspect.getsource needs the module registered
         folder = os.path.dirname(os.path.abspath(where))
@@ -202,7 +205,7 @@ def run(args) -> int:
     t0 = time.perf_counter()
     try:
         fn, module = load_function(args.target)
-        path = inspect.getsourcefile(fn)
+        path = cast(str, inspect.getsourcefile(fn))  # a def that load_function imported from a file
         inputs = _load_inputs(args, fn, module)
     except (ValueError, OSError, ImportError) as exc:
         print(f"leapp compile: error: {exc}", file=sys.stderr)

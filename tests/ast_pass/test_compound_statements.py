@@ -54,3 +54,25 @@ def preprocess(obs, cfg):
 def test_string_keyed_lookups_are_not_arrays_but_array_escapes_still_are():
     analysis = analyze_source(CONFIG, "c.py")
     assert [(d.code, d.line) for d in analysis.diagnostics] == [("LP201", 10)]
+
+
+MATCH = '''
+import numpy as np
+import leapp
+
+@leapp.compile
+def f(x, mode: int = 0):
+    match mode:
+        case 0:
+            y = np.asarray(x).tolist()
+        case _:
+            y = float(np.sum(x))
+    return y
+'''
+
+
+def test_match_statements_are_walked_case_by_case():
+    # the walker read `Match.match_cases` (no such field: it is `cases`), so any match
+    # statement in traced code was LP999 for the whole file
+    analysis = analyze_source(MATCH, "m.py")
+    assert [(d.code, d.line) for d in analysis.diagnostics] == [("LP203", 9), ("LP201", 11)]

@@ -95,6 +95,9 @@ def test_noqa_line_and_file():
     assert codes("# leapp: noqa\n" + base.format("")) == []
     assert codes("# leapp: noqa: LP201\n" + base.format("")) == []
     assert codes("# leapp: noqa: LP101\n" + base.format("")) == ["LP201"]
+    # a file-wide noqa for every code stays so after a later file-wide list (it used to narrow to it)
+    assert codes("# leapp: noqa\n# leapp: noqa: LP101\n" + base.format("")) == []
+    assert codes("# leapp: noqa: LP101\n# leapp: noqa: LP201\n" + base.format("")) == []
     assert codes(base.format("") + "s = '# noqa'\n") == ["LP201"]  # a string is not a comment
 
 

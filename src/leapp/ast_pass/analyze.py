@@ -54,8 +54,9 @@ def selected(code: str, select=None, ignore=None) -> bool:
 
 
 def _noqa(source: str):
-    """(line -> codes or None for all, file-wide codes or None for all, or False)."""
-    per_line, file_wide = {}, False
+    """(line -> codes or None for all, file-wide codes (empty: none) or None for all)."""
+    per_line: dict[int, list[str] | None] = {}
+    file_wide: list[str] | None = []  # None: every code
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type != tokenize.COMMENT or "noqa" not in tok.string.lower():
@@ -63,7 +64,8 @@ def _noqa(source: str):
             m = _FILE_NOQA.match(tok.string)
             if m:
                 codes = m.group("codes")
-                file_wide = None if not codes else (file_wide or []) + re.split(r"[\s,]+", codes)
+                if file_wide is not None:  # once every code is off, a later list turns none back on
+                    file_wide = None if not codes else [*(file_wide or []), *re.split(r"[\s,]+", codes)]
                 continue
             m = _NOQA.search(tok.string)
             if m:
@@ -166,7 +168,7 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
     else:
         result.in_scope = _walk_auto(walker, tree.body, module, "", False, None, lines, marks,
                                      include_functions)
-    per_line, file_wide = _noqa(text) if "noqa" in text else ({}, False)
+    per_line, file_wide = _noqa(text) if "noqa" in text else ({}, [])
     diags = [d for d in walker.diagnostics if selected(d.code, select, ignore)
              and not _suppressed(d, d.line - first_line + 1, per_line, file_wide)]
     result.diagnostics = sorted(set(diags), key=lambda d: (d.line, d.col, d.code))

@@ -46,19 +46,22 @@ def _private_dir(path: str) -> str | None:
         os.makedirs(path, mode=0o700, exist_ok=True)
         st = os.lstat(path)
     except OSError as e:
-        return _refuse(path, e.strerror or str(e))
+        _refuse(path, e.strerror or str(e))
+        return None
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        return _refuse(path, "not a directory (or a symlink)")
+        _refuse(path, "not a directory (or a symlink)")
+        return None
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return _refuse(path, "owned by another user")
+        _refuse(path, "owned by another user")
+        return None
     if st.st_mode & 0o022:
-        return _refuse(path, "writable by other users")
+        _refuse(path, "writable by other users")
+        return None
     return path
 
 
 def _refuse(path: str, why: str) -> None:
     print(f"leapp: not using the lint cache at {path}: {why}", file=sys.stderr)
-    return None
 
 
 def _valid_diagnostic(d) -> bool:
@@ -89,7 +92,7 @@ class Cache:
         self.enabled, self.salt = enabled, salt
         self.entries: dict[str, list] = {}
         self.dirty = False
-        self.path = None
+        self.path = ""  # set below when the cache is used
         if not enabled:
             return
         folder = _private_dir(os.path.abspath(folder or default_dir()))

@@ -15,14 +15,15 @@ functions whose qualified name matches (``Class.method`` for methods).
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
 from .analyze import DEFAULT_MAX_FILE_SIZE
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # Python 3.10
+else:  # Python 3.10
     try:
         import tomli as tomllib
     except ImportError:

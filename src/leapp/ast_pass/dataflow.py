@@ -10,8 +10,12 @@ from __future__ import annotations
 import ast
 import builtins
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from leapp import table
+
+if TYPE_CHECKING:
+    from .resolve import Scope
 
 # Table entries whose result is not an array (they return lists or tuples of arrays).
 NON_ARRAY_RESULTS = frozenset({"numpy.split", "numpy.array_split", "numpy.nonzero"})
@@ -94,7 +98,7 @@ class State:
 class Facts:
     """Expression predicates over the current scope and state (mixed into the walker)."""
 
-    scope = None
+    scope: Scope  # set by the walker
     state: State
 
     def call_name(self, call: ast.Call) -> str | None:
@@ -106,10 +110,9 @@ class Facts:
         return None
 
     def is_array(self, e: ast.expr) -> bool:
-        t = type(e)
-        if t is ast.Name:
+        if isinstance(e, ast.Name):
             return e.id in self.state.arrays
-        if t is ast.Call:
+        if isinstance(e, ast.Call):
             q = self.call_name(e)
             if q is not None:
                 if _is_input_annotation(q):
@@ -123,40 +126,39 @@ class Facts:
             if isinstance(f, ast.Attribute) and f.attr not in NON_ARRAY_METHODS and self.is_array(f.value):
                 return isinstance(lookup("ndarray." + f.attr), table.Entry)
             return False
-        if t is ast.Attribute:
+        if isinstance(e, ast.Attribute):
             return e.attr in ARRAY_ATTRIBUTES and self.is_array(e.value)
-        if t is ast.Subscript:
+        if isinstance(e, ast.Subscript):
             # cfg["scale"]: a string key means a mapping (a config, an observation dict), whose
             # values the static pass cannot type; the runtime still sees them if they are arrays
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
                 return False
             return self.is_array(e.value)
-        if t is ast.BinOp:
+        if isinstance(e, ast.BinOp):
             return self.is_array(e.left) or self.is_array(e.right)
-        if t is ast.UnaryOp:
+        if isinstance(e, ast.UnaryOp):
             return not isinstance(e.op, ast.Not) and self.is_array(e.operand)
-        if t is ast.Compare:
+        if isinstance(e, ast.Compare):
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
                 return False
             return self.is_array(e.left) or any(self.is_array(c) for c in e.comparators)
-        if t is ast.IfExp:
+        if isinstance(e, ast.IfExp):
             return self.is_array(e.body) and self.is_array(e.orelse)
-        if t is ast.NamedExpr:
+        if isinstance(e, ast.NamedExpr):
             return self.is_array(e.value)
         return False
 
     def is_mask(self, e: ast.expr) -> bool:
-        t = type(e)
-        if t is ast.Name:
+        if isinstance(e, ast.Name):
             return e.id in self.state.masks
-        if t is ast.Compare:
+        if isinstance(e, ast.Compare):
             return self.is_array(e)
-        if t is ast.BinOp and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+        if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
             return (self.is_mask(e.left) and self.is_array(e.right)) or (
                 self.is_mask(e.right) and self.is_array(e.left))
-        if t is ast.UnaryOp and isinstance(e.op, ast.Invert):
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Invert):
             return self.is_mask(e.operand)
-        if t is ast.Call:
+        if isinstance(e, ast.Call):
             q = self.call_name(e)
             return q is not None and q.startswith("numpy.") and returns_mask(q) and any(
                 self.is_array(a) for a in e.args)
@@ -164,22 +166,21 @@ class Facts:
 
     def is_dds(self, e: ast.expr) -> bool:
         """An array whose length follows the data (``np.unique(x)``, ``x[mask]``)."""
-        t = type(e)
-        if t is ast.Name:
+        if isinstance(e, ast.Name):
             return e.id in self.state.dds
-        if t is ast.Call:
+        if isinstance(e, ast.Call):
             q = self.call_name(e)
             if q is not None:
                 q = table.canonical(q)
                 return q in DATA_DEPENDENT or (q == "numpy.where" and len(e.args) == 1)
             f = e.func
             return isinstance(f, ast.Attribute) and f.attr == "nonzero" and self.is_array(f.value)
-        if t is ast.Subscript:
+        if isinstance(e, ast.Subscript):
             return self.is_dds(e.value) or (self.is_array(e.value) and (
                 self.is_mask(e.slice) or self.is_dds(e.slice)))
-        if t is ast.BinOp:
+        if isinstance(e, ast.BinOp):
             return self.is_dds(e.left) or self.is_dds(e.right)
-        if t is ast.UnaryOp:
+        if isinstance(e, ast.UnaryOp):
             return self.is_dds(e.operand)
         return False
 
@@ -229,24 +230,23 @@ class Facts:
         Names count only when bound to such a value in this scope (``consts``); a parameter, a
         global or anything unknown does not.
         """
-        t = type(e)
-        if t is ast.Constant:
+        if isinstance(e, ast.Constant):
             return True
-        if t is ast.Name:
+        if isinstance(e, ast.Name):
             return e.id in self.state.consts
-        if t in (ast.Tuple, ast.List):
+        if isinstance(e, (ast.Tuple, ast.List)):
             return all(self.is_fixed(v) for v in e.elts)
-        if t is ast.UnaryOp:
+        if isinstance(e, ast.UnaryOp):
             return self.is_fixed(e.operand)
-        if t is ast.BinOp:
+        if isinstance(e, ast.BinOp):
             return self.is_fixed(e.left) and self.is_fixed(e.right)
-        if t is ast.Attribute:  # np.float32, a dtype: a constant name
-            return e.attr not in ARRAY_ATTRIBUTES and self.scope.qualname(e) is not None \
-                and self.scope.qualname(e).startswith("numpy.") or (
+        if isinstance(e, ast.Attribute):  # np.float32, a dtype: a constant name
+            return e.attr not in ARRAY_ATTRIBUTES and (q := self.scope.qualname(e)) is not None \
+                and q.startswith("numpy.") or (
                     e.attr in ARRAY_ATTRIBUTES and self.is_fixed(e.value))
-        if t is ast.Subscript:
+        if isinstance(e, ast.Subscript):
             return self.is_fixed(e.value) and self.is_fixed(e.slice)
-        if t is not ast.Call or any(isinstance(a, ast.Starred) for a in e.args):
+        if not isinstance(e, ast.Call) or any(isinstance(a, ast.Starred) for a in e.args):
             return False
         operands = [*e.args, *(k.value for k in e.keywords)]
         if not all(self.is_fixed(a) for a in operands):
@@ -259,12 +259,11 @@ class Facts:
 
     def is_foreign(self, e: ast.expr) -> bool:
         """A value other code (a helper, another library) computed from array data."""
-        t = type(e)
-        if t is ast.Name:
+        if isinstance(e, ast.Name):
             return e.id in self.state.foreign
-        if t is ast.Call:
+        if isinstance(e, ast.Call):
             return self.foreign_call(e)
-        if t in (ast.Attribute, ast.Subscript):
+        if isinstance(e, (ast.Attribute, ast.Subscript)):
             return self.is_foreign(e.value)
         return False
 

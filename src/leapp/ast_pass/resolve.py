@@ -11,6 +11,7 @@ never resolves to NumPy.
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -25,7 +26,7 @@ class Scope:
         self.bound = bound  # every name bound in this scope (imports included)
 
     def lookup(self, name: str) -> str | None:
-        scope = self
+        scope: Scope | None = self
         while scope is not None:
             if name in scope.bound:
                 return scope.imports.get(name)
@@ -34,7 +35,7 @@ class Scope:
 
     def is_builtin(self, name: str) -> bool:
         """True when ``name`` is bound nowhere in the file, so it means the builtin."""
-        scope = self
+        scope: Scope | None = self
         while scope is not None:
             if name in scope.bound:
                 return False
@@ -65,7 +66,7 @@ class Scope:
 
 
 def _import_bindings(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, str | None]]:
-    out = []
+    out: list[tuple[str, str | None]] = []
     if isinstance(stmt, ast.Import):
         for alias in stmt.names:
             if alias.asname:
@@ -158,7 +159,7 @@ def param_names(args: ast.arguments) -> list[str]:
     return names
 
 
-def make_scope(body: list[ast.stmt], parent: Scope | None, params: list[str] = ()) -> Scope:
+def make_scope(body: list[ast.stmt], parent: Scope | None, params: Collection[str] = ()) -> Scope:
     binder = _Binder()
     for stmt in body:
         binder.visit(stmt)
@@ -173,7 +174,7 @@ def make_scope(body: list[ast.stmt], parent: Scope | None, params: list[str] = (
     return Scope(parent, imports, bound)
 
 
-def function_scope(node: ast.AST, parent: Scope) -> Scope:
+def function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, parent: Scope) -> Scope:
     if isinstance(node, ast.Lambda):
         return Scope(parent, {}, set(param_names(node.args)))
     return make_scope(node.body, parent, param_names(node.args))

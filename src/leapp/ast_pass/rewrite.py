@@ -144,8 +144,8 @@ def _insert_import(module: cst.Module) -> cst.Module:
             break
         small = stmt.body[0]
         is_doc = i == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString)
-        is_future = isinstance(small, cst.ImportFrom) and cst.helpers.get_full_name_for_node(
-            small.module) == "__future__"
+        is_future = isinstance(small, cst.ImportFrom) and small.module is not None and \
+            cst.helpers.get_full_name_for_node(small.module) == "__future__"
         if not (is_doc or is_future):
             break
         at = i + 1
@@ -165,9 +165,10 @@ def _drop_form_feeds(text: str) -> tuple[str, dict[int, int]]:
     import io
 
     lines = io.StringIO(text, newline="").readlines()  # str.splitlines would split at \f too
-    in_string = set()
+    in_string: set[int] = set()
     for node in ast.walk(ast.parse(text)):
-        if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno != node.lineno:
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno is not None \
+                and node.end_lineno != node.lineno:
             in_string.update(range(node.lineno + 1, node.end_lineno + 1))
     dropped = {}
     for i, line in enumerate(lines, start=1):

@@ -14,6 +14,7 @@ import hashlib
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from typing import Any, cast
 
 from leapp.errors import FileTooLargeError
 from leapp.fsutil import read_regular
@@ -131,6 +132,7 @@ def lint_paths(paths: list[str], settings: Settings, *, use_cache: bool = True,
         if problem is not None:
             diagnostics.append(problem)
             continue
+        data = cast(bytes, data)  # read_file gives the data or a problem
         scope, functions = settings.file_options(path)
         item = (shown, data, scope, functions, settings.max_file_size)
         if use_cache:
@@ -156,7 +158,7 @@ def lint_paths(paths: list[str], settings: Settings, *, use_cache: bool = True,
                     for chunk_result in pending:
                         per_chunk.append(chunk_result)
                         progress.advance(len(chunk_result))
-            checked = [None] * len(items)
+            checked: list[Any] = [None] * len(items)
             for k, chunk_result in enumerate(per_chunk):
                 for j, r in enumerate(chunk_result):
                     checked[k + j * jobs * 4] = r

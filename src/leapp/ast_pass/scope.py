@@ -65,7 +65,9 @@ def is_compile_decorator(dec: ast.expr, scope) -> bool:
 
 def annotate_regions(body: list[ast.stmt], scope, owner) -> list[Region]:
     """Runs of statements from an ``input_tensors`` call to an ``output_tensors`` call."""
-    regions, start, inputs = [], None, set()
+    regions: list[Region] = []
+    start: int | None = None
+    inputs: set[str] = set()
     for i, stmt in enumerate(body):
         calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)] if isinstance(
             stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)) else []

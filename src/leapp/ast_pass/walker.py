@@ -9,6 +9,7 @@ can ``claim`` an inner node that another rule would otherwise report again.
 from __future__ import annotations
 
 import ast
+import sys
 
 from leapp import table
 
@@ -17,6 +18,10 @@ from .diagnostics import Diagnostic, Edit, Fix, Site
 from .resolve import Scope, function_scope, make_scope, param_names
 
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+if sys.version_info >= (3, 11):
+    _TRY = (ast.Try, ast.TryStar)
+else:
+    _TRY = (ast.Try,)
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "None", "complex",
                                  "tuple", "list", "dict", "Sequence", "Callable", "type"})
 
@@ -179,19 +184,19 @@ class Walker(Facts):
     # --- expressions --------------------------------------------------------
     def expr(self, node) -> None:
         t = type(node)
-        if t is ast.Call:
+        if isinstance(node, ast.Call):
             self._record_site(node)
-        elif t is ast.Subscript and isinstance(node.ctx, ast.Load) and self.in_function:
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and self.in_function:
             self._record_subscript(node)
         hooks = self.hooks.get(t)
         if hooks:
             for hook in hooks:
                 hook(node, self)
-        if t in _COMPREHENSIONS:
+        if isinstance(node, _COMPREHENSIONS):
             return self._comprehension(node)
-        if t is ast.Lambda:
+        if isinstance(node, ast.Lambda):
             return self._lambda(node)
-        if t is ast.IfExp:
+        if isinstance(node, ast.IfExp):
             self.test(node.test, "conditional expression")
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, ast.expr_context):
@@ -245,38 +250,38 @@ class Walker(Facts):
         if hooks:
             for hook in hooks:
                 hook(s, self)
-        if t is ast.Assign:
+        if isinstance(s, ast.Assign):
             self.expr(s.value)
             for target in s.targets:
                 self._target(target)
             for target in s.targets:
                 self.bind(target, s.value)
-        elif t is ast.AugAssign:
+        elif isinstance(s, ast.AugAssign):
             self.expr(s.value)
             self._target(s.target)
             if isinstance(s.target, ast.Name):
                 combined = ast.BinOp(left=s.target, op=s.op, right=s.value)
                 self.bind(s.target, combined)
-        elif t is ast.AnnAssign:
+        elif isinstance(s, ast.AnnAssign):
             if s.value is not None:
                 self.expr(s.value)
             self._target(s.target)
             self.bind(s.target, s.value)
-        elif t in (ast.Expr, ast.Return):
+        elif isinstance(s, (ast.Expr, ast.Return)):
             if s.value is not None:
                 self.expr(s.value)
-        elif t is ast.If:
+        elif isinstance(s, ast.If):
             self.test(s.test, "`if` test")
             self.expr(s.test)
             a, b = self._branch(s.body), self._branch(s.orelse)
             a.meet(b)
             self.state = a
-        elif t is ast.While:
+        elif isinstance(s, ast.While):
             self.test(s.test, "`while` test")
             self.expr(s.test)
             self.state.meet(self._branch(s.body))
             self.state.meet(self._branch(s.orelse))
-        elif t in (ast.For, ast.AsyncFor):
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
             self.expr(s.iter)
             saved = self.state.copy()
             self.bind(s.target, None)
@@ -285,13 +290,13 @@ class Walker(Facts):
             self.run(s.body)
             self.run(s.orelse)
             self.state.meet(saved)
-        elif t in (ast.With, ast.AsyncWith):
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
                 self.expr(item.context_expr)
                 if item.optional_vars is not None:
                     self.bind(item.optional_vars, None)
             self.run(s.body)
-        elif t in (ast.Try, getattr(ast, "TryStar", ast.Try)):
+        elif isinstance(s, _TRY):
             after = self._branch(s.body + s.orelse)
             for handler in s.handlers:
                 if handler.type is not None:
@@ -299,19 +304,19 @@ class Walker(Facts):
                 after.meet(self._branch(handler.body))
             self.state = after
             self.run(s.finalbody)
-        elif t is ast.Assert:
+        elif isinstance(s, ast.Assert):
             self.test(s.test, "`assert`")
             self.expr(s.test)
             if s.msg is not None:
                 self.expr(s.msg)
-        elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for d in [*s.decorator_list, *s.args.defaults, *s.args.kw_defaults]:
                 if d is not None:
                     self.expr(d)
             top = self.all_entries and not self.in_function
             self.run_function(s, entry=top, is_method=top and self.in_class)
             self.state.kill(s.name)
-        elif t is ast.ClassDef:
+        elif isinstance(s, ast.ClassDef):
             if self.all_entries and not self.in_function:
                 saved_state, self.in_class = self.state.copy(), True
                 try:
@@ -319,20 +324,23 @@ class Walker(Facts):
                 finally:
                     self.state, self.in_class = saved_state, False
             self.state.kill(s.name)
-        elif t is ast.Raise:
+        elif isinstance(s, ast.Raise):
             for part in (s.exc, s.cause):
                 if part is not None:
                     self.expr(part)
-        elif t is ast.Delete:
+        elif isinstance(s, ast.Delete):
             for target in s.targets:
                 self._target(target)
                 self.bind(target, None)
-        elif t is getattr(ast, "Match", None):
+        elif isinstance(s, ast.Match):
             self.expr(s.subject)
             after = None
-            for case in s.match_cases:
+            for case in s.cases:
                 branch = self._branch(case.body)
-                after = branch if after is None else (after.meet(branch) or after)
+                if after is None:
+                    after = branch
+                else:
+                    after.meet(branch)
             if after is not None:
                 after.meet(self.state)
                 self.state = after

@@ -19,15 +19,49 @@ This is the one layer that imports both ``leapp.ast_pass`` and ``leapp.runtime``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar, overload
+
 from .bound import BoundCompiled, unbind
 from .check import DEFAULT_SAMPLES
 from .function import CompiledFunction
 from .stateful import StatefulFunction
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
-            state=None, backend: str | None = None, tier: str | None = None,
-            check: int = DEFAULT_SAMPLES, convert_control_flow: bool = True, max_signatures: int = 64):
+# What a type checker sees: ``compile(fn)`` is a CompiledFunction with fn's parameters and result,
+# ``compile(**options)`` a decorator that makes one; with ``state=`` the caller passes fewer
+# arguments than fn takes and gets the first of its results, so that is a StatefulFunction.
+
+
+@overload
+def compile(fn: Callable[P, R], *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
+            name: str | None = ..., state: None = ..., backend: str | None = ..., tier: str | None = ...,
+            check: int = ..., convert_control_flow: bool = ...,
+            max_signatures: int = ...) -> CompiledFunction[P, R]: ...
+@overload
+def compile(fn: None = ..., *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
+            name: str | None = ..., state: None = ..., backend: str | None = ..., tier: str | None = ...,
+            check: int = ..., convert_control_flow: bool = ...,
+            max_signatures: int = ...) -> Callable[[Callable[P, R]], CompiledFunction[P, R]]: ...
+@overload
+def compile(fn: Callable[..., Any], *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
+            name: str | None = ..., state: Mapping[str, Any], backend: str | None = ...,
+            tier: str | None = ..., check: int = ..., convert_control_flow: bool = ...,
+            max_signatures: int = ...) -> StatefulFunction: ...
+@overload
+def compile(fn: None = ..., *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
+            name: str | None = ..., state: Mapping[str, Any], backend: str | None = ...,
+            tier: str | None = ..., check: int = ..., convert_control_flow: bool = ...,
+            max_signatures: int = ...) -> Callable[[Callable[..., Any]], StatefulFunction]: ...
+
+
+def compile(fn: Callable[..., Any] | None = None, *, strict: bool = True, validate: int = 0,
+            crosscheck: str = "raise", name: str | None = None, state: Mapping[str, Any] | None = None,
+            backend: str | None = None, tier: str | None = None, check: int = DEFAULT_SAMPLES,
+            convert_control_flow: bool = True, max_signatures: int = 64,
+            ) -> CompiledFunction[..., Any] | Callable[[Callable[..., Any]], CompiledFunction[..., Any]]:
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -58,13 +92,13 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     ``max_signatures``: how many traced signatures (graphs) are kept, the least
     recently used dropped past it, with one ``RetraceWarning`` naming the function.
     """
-    def wrap(f):
+    def wrap(f: Callable[..., Any]) -> Any:
         f, obj = unbind(f)  # a bound method or a callable instance: its function, with obj first
         if obj is not None:
             return _compile(f, name).__get__(obj)
         return _compile(f, name)
 
-    def _compile(f, name):
+    def _compile(f: Callable[..., Any], name: str | None) -> CompiledFunction[..., Any]:
         if state is not None:
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
                                     crosscheck=crosscheck, name=name, backend=backend, tier=tier,

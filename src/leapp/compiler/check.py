@@ -16,6 +16,7 @@ culprit, is named with where it was frozen from).
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import torch
@@ -69,7 +70,7 @@ def _zeros(a, rng):
 def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     """Compare ``graph`` with ``cf.fn`` on ``n`` generated inputs: (inputs compared, problems)."""
     names = {path: name for path, name in graph.traced.input_paths}
-    compared = []
+    compared: list[Any] = []
     tries = generated(args, kwargs, n, seed=len(cf._graphs))
     for t_args, t_kwargs in tries:
         try:
@@ -176,7 +177,7 @@ def _divergence(cf, graph, args, kwargs):
     return None
 
 
-def _mismatch_message(cf, graph, validation, args, kwargs, inputs) -> str:
+def _mismatch_message(cf, graph, validation, args, kwargs, inputs) -> str | None:
     _, key, err = validation.failures[0]
     head = (f"leapp.compile({cf.name}): the graph disagrees with NumPy on a generated input "
             f"({_describe_input(args, kwargs)}): output {key!r}, error {err}")

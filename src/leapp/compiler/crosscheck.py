@@ -22,6 +22,7 @@ recorded nodes and problems).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import table
 
@@ -139,8 +140,8 @@ def check(*, path, first_line, last_line, sites, diagnostics, nodes, problems, r
     for n in nodes:
         if len(n.loc) > 3 and n.loc[3] is not None:
             col_nodes.setdefault((n.loc[1], n.loc[3]), []).append(n)
-    site_problems = set()
-    shared: dict = {}
+    site_problems: set[Any] = set()
+    shared: dict[Any, Any] = {}
     for s in sites:
         shared[(s.line, s.col)] = shared.get((s.line, s.col), 0) + 1
     for s in sites:
@@ -225,7 +226,7 @@ def _routed_row(s, found, own, run) -> Row:
         row.runtime = "folded (constant operands only)"
     elif _records_no_node(s.name):
         row.runtime = "alias of its operand (records no node of its own)"
-    elif isinstance(table.lookup(s.name), table.Entry) and table.lookup(s.name).kind == "static":
+    elif isinstance(entry := table.lookup(s.name), table.Entry) and entry.kind == "static":
         row.runtime = "evaluated at trace time (shape/dtype query)"
     else:
         row.runtime = "nothing recorded"

@@ -14,9 +14,11 @@ import functools
 import inspect
 import time
 import warnings
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from typing import IO, TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 
 import numpy as np
 import torch
@@ -58,37 +60,50 @@ from . import tier as tier_mod
 from .graph_cache import DEFAULT_MAX_SIGNATURES, GraphCache
 from .probe import Probe
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ..runtime.session_graph import Validation
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 @dataclass
 class Graph:
     """One traced signature: its graph, how to call it, and what the checks said."""
 
-    key: object
-    traced: object  # runtime.tracing.Traced
-    crosscheck: object = None
-    validation: object = None
-    call: tuple = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
+    key: Any
+    traced: Any  # runtime.tracing.Traced
+    crosscheck: Any = None
+    validation: Any = None
+    call: tuple[Any, ...] = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
     checked: int = 0  # generated inputs the default differential check compared it with NumPy on
-    tier: object = None  # compiler.tier.Tier with tier="auto"
-    guards: object = None  # compiler.guards.Guards: state read from outside, watched per call
-    samples: list = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
+    tier: Any = None  # compiler.tier.Tier with tier="auto"
+    guards: Any = None  # compiler.guards.Guards: state read from outside, watched per call
+    samples: list[Any] = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
 
     @property
-    def node(self):
+    def node(self) -> Any:
         return self.traced.node
 
     @property
-    def graph_module(self):
+    def graph_module(self) -> torch.fx.GraphModule:
         return self.traced.node.graph_module
 
-    def module_on(self, device):
+    def module_on(self, device: torch.device) -> torch.nn.Module:
         return self.traced.node.module_on(device)
 
 
-class CompiledFunction:
-    def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend=None, tier=None,
-                 check=check_mod.DEFAULT_SAMPLES, convert_control_flow=True,
-                 max_signatures=DEFAULT_MAX_SIGNATURES):
+class CompiledFunction(Generic[P, R]):
+    """What ``@leapp.compile`` returns: called like ``fn`` (same parameters, same result type)."""
+
+    __wrapped__: Callable[P, R]  # fn, set by functools.update_wrapper
+
+    def __init__(self, fn: Callable[P, R], *, strict: bool = True, crosscheck: str = "raise",
+                 validate: int = 0, name: str | None = None, backend: str | None = None,
+                 tier: str | None = None, check: int = check_mod.DEFAULT_SAMPLES,
+                 convert_control_flow: bool = True, max_signatures: int = DEFAULT_MAX_SIGNATURES) -> None:
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
         if isinstance(check, bool) or not isinstance(check, int) or check < 0:
@@ -103,9 +118,9 @@ class CompiledFunction:
         self.validate_n = validate
         self.name = name or getattr(fn, "__qualname__", repr(fn))
         self._probe = Probe()
-        self._fast: dict = {}  # fast_key(args, kwargs) -> _FastCall, filled by the first call of each layout
+        self._fast: dict[tuple[Any, ...] | None, _FastCall] = {}  # fast_key(args, kwargs) -> _FastCall, filled by the first call of each layout
         self._graphs = GraphCache(self.name, max_signatures, on_evict=self._fast.clear)
-        self.source = None
+        self.source: Any = None
         try:
             self.source = src_mod.read(fn, convert=convert_control_flow)
             self._traceable = src_mod.build(fn, self.source, self._probe)
@@ -124,12 +139,12 @@ class CompiledFunction:
     # --- what the user reads ---------------------------------------------------
 
     @property
-    def diagnostics(self) -> list:
+    def diagnostics(self) -> list[Any]:
         """The static pass's diagnostics for the function's source (empty without source)."""
         return list(self.source.diagnostics) if self.source else []
 
     @property
-    def graphs(self) -> list:
+    def graphs(self) -> list[torch.fx.GraphModule]:
         """One ``torch.fx.GraphModule`` per traced signature, oldest first."""
         return [g.graph_module for g in self._graphs.values()]
 
@@ -139,7 +154,7 @@ class CompiledFunction:
         return [g.node.backend for g in self._graphs.values()]
 
     @property
-    def tiers(self) -> list:
+    def tiers(self) -> list[str | None]:
         """Each traced graph's tier, oldest first: ``"cold"`` (counting calls), ``"compiling"``,
         ``"inductor"`` or ``"fx"`` (decided) with ``tier="auto"``; None with another tier."""
         return [g.tier.state if g.tier is not None else None for g in self._graphs.values()]
@@ -149,11 +164,11 @@ class CompiledFunction:
         return [samples.describe(g.key) for g in self._graphs.values()]
 
     @property
-    def crosscheck(self):
+    def crosscheck(self) -> Any:
         """The cross-check of the latest trace (None before the first trace)."""
         return self._latest().crosscheck if self._graphs else None
 
-    def report(self, file=None) -> None:
+    def report(self, file: IO[str] | None = None) -> None:
         """Print, per source line, each call's static verdict and runtime outcome."""
         print(self.format_report(), file=file)
 
@@ -180,7 +195,7 @@ class CompiledFunction:
                                  + (f" (runs {g.node.backend})" if self.tier != "fx" else " (no fused backend)")))
         return "\n".join(lines)
 
-    def wait_for_tier(self, timeout=None) -> bool:
+    def wait_for_tier(self, timeout: float | None = None) -> bool:
         """Wait until every background compile that has started (``tier="auto"``) is decided;
         whether all were within ``timeout`` seconds. A signature still counting its calls has
         nothing to wait for (``cf.tiers`` says ``"cold"``); ``cf.backends`` says what serves each."""
@@ -194,7 +209,7 @@ class CompiledFunction:
 
     # --- calling -----------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         active = _thread.trace
         if active is not None:
             if active.quiet:
@@ -217,7 +232,7 @@ class CompiledFunction:
                 return fast(raw_args, raw_kwargs)
         return _run(graph, args, kwargs)
 
-    def _call_between_nodes(self, gap, args, kwargs):
+    def _call_between_nodes(self, gap: Any, args: Any, kwargs: Any) -> Any:
         """A call in an open seed-API session outside any node, where the thread's trace is the
         session's quiet gap trace (``leapp.pipeline.links``), which follows node outputs and makes
         no graph. The function traces and runs its own graph as outside a session; a result
@@ -232,7 +247,7 @@ class CompiledFunction:
         loc = user_location()
         spec, outs = output_structure(result)
         op = f"{self.name} (leapp.compile)"
-        traced = {}
+        traced: dict[Any, Any] = {}
         for key, value in outs.items():
             if isinstance(value, torch.Tensor):
                 from ..runtime.dtypes import to_numpy
@@ -244,14 +259,19 @@ class CompiledFunction:
                 traced[key] = record.wrap(value, gap.add(op, (sources,), None, value.dtype, np.shape(value), loc))
         return rebuild(spec, traced)
 
-    def __get__(self, obj, objtype=None):
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> Callable[..., R]: ...
+
+    def __get__(self, obj: object, objtype: type | None = None) -> Self | Callable[..., R]:
         if obj is None:
             return self
         from .bound import BoundCompiled
 
         return BoundCompiled(self, obj)
 
-    def trace(self, *args, validate: int = 0, **kwargs):
+    def trace(self, *args: Any, validate: int = 0, **kwargs: Any) -> torch.fx.GraphModule:
         """Trace on these example inputs (again, if already traced) and return the GraphModule.
 
         ``validate=N`` also compares the graph with the original function on N
@@ -265,7 +285,7 @@ class CompiledFunction:
             self._fast.clear()
             return self._graph_for(args, kwargs, validate=validate).graph_module
 
-    def validate(self, *args, **kwargs):
+    def validate(self, *args: Any, **kwargs: Any) -> Validation:
         """Compare the graph for these inputs with the original function on them; returns a Validation."""
         with _outside_trace() as active:
             if active is not None:
@@ -274,7 +294,7 @@ class CompiledFunction:
             graph = self._graph_for(args, kwargs, validate=0)
             return self._validate(graph, [(samples.to_numpy(args), samples.to_numpy(kwargs))])
 
-    def export(self, path, format="onnx", *, graph=-1, **options):
+    def export(self, path: str, format: str = "onnx", *, graph: int = -1, **options: Any) -> Any:
         """Export one traced graph (the latest by default) with ``leapp.export.export_node``."""
         if not self._graphs:
             raise LeappError(f"{self.name}: nothing to export yet; call it or cf.trace(...) on example inputs")
@@ -287,13 +307,13 @@ class CompiledFunction:
         options.setdefault("reference", self._reference(chosen))
         return export_node(chosen.node, path, format=format, **options)
 
-    def _reference(self, graph):
+    def _reference(self, graph: Graph) -> Callable[[dict[str, Any]], dict[str, np.ndarray]] | None:
         """The original function as inputs-by-name -> outputs-by-name (None without a recorded call)."""
         if not graph.call:
             return None
         args, kwargs = graph.call
 
-        def reference(inputs):
+        def reference(inputs: dict[str, Any]) -> dict[str, np.ndarray]:
             mapping = {path: np.array(inputs[name], copy=True) for path, name in graph.traced.input_paths}
             call_args, call_kwargs = replace_leaves(args, kwargs, mapping)
             result = self.fn(*call_args, **call_kwargs)
@@ -304,45 +324,45 @@ class CompiledFunction:
 
         return reference
 
-    def draw(self, path=None, *, graph=-1):
+    def draw(self, path: str | None = None, *, graph: int = -1) -> str | None:
         """Draw one traced graph (the latest by default), one band per source line: ``.svg``, ``.dot``
         or ``.png`` (needs Graphviz's ``dot``); without ``path`` returns the DOT text. See docs/debugging.md."""
         from . import show
 
         return show.draw(self._shown(graph, "draw"), path, self.name)
 
-    def show(self, file=None, *, graph=-1) -> None:
+    def show(self, file: IO[str] | None = None, *, graph: int = -1) -> None:
         """Print one traced graph (the latest by default) as a table: a row per node with its op,
         dtype, shape, the NumPy call and its source line (a helper's line, and the user's line that
         called the helper). ``cf.format_show()`` returns the text."""
         print(self.format_show(graph=graph), file=file)
 
-    def format_show(self, *, graph=-1) -> str:
+    def format_show(self, *, graph: int = -1) -> str:
         from . import show
 
         gm = self._shown(graph, "show")
         return show.table(gm, self.name, example=list(self._graphs.values())[graph].traced.trace.input_values)
 
-    def _shown(self, graph, what):
+    def _shown(self, graph: int, what: str) -> torch.fx.GraphModule:
         if not self._graphs:
             raise LeappError(f"{self.name}: nothing to {what} yet; call it or cf.trace(...) on example inputs")
         return list(self._graphs.values())[graph].graph_module
 
     # --- tracing -----------------------------------------------------------------
 
-    def _bind(self, args, kwargs):
+    def _bind(self, args: Any, kwargs: Any) -> tuple[Any, Any]:
         if self._signature is None:
             return args, kwargs
         bound = self._signature.bind(*args, **kwargs)
         return bound.args, bound.kwargs
 
-    def _key(self, args, kwargs):
+    def _key(self, args: Any, kwargs: Any) -> Any:
         return samples.signature((args, kwargs))
 
     def _latest(self) -> Graph:
         return list(self._graphs.values())[-1]
 
-    def _graph_for(self, args, kwargs, *, validate) -> Graph:
+    def _graph_for(self, args: Any, kwargs: Any, *, validate: int) -> Graph:
         key = self._key(args, kwargs)
         graph = self._graphs.get(key)
         if graph is not None:
@@ -366,7 +386,7 @@ class CompiledFunction:
                 raise ValidationError(result.describe())
         return graph
 
-    def _state_changed(self, key, changed):
+    def _state_changed(self, key: Any, changed: str) -> None:
         """State the graph froze changed since its trace (``compiler/guards.py``): trace again, as
         NumPy reads the state afresh; warn once when it keeps happening."""
         self._graphs.pop(key, None)
@@ -378,7 +398,7 @@ class CompiledFunction:
                           f"costs a trace; pass the array as an argument, or carry it with "
                           f"leapp.compile(state=...)", RetraceWarning, stacklevel=4)
 
-    def _trace(self, key, args, kwargs) -> Graph:
+    def _trace(self, key: Any, args: Any, kwargs: Any) -> Graph:
         np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
         names = list(self._signature.parameters) if self._signature else []
         self._probe.reset()
@@ -424,7 +444,7 @@ class CompiledFunction:
                 warnings.warn(_lint_missed(missed, self.diagnostics), LeappWarning, stacklevel=4)
         return graph
 
-    def _differential_check(self, graph, args, kwargs):
+    def _differential_check(self, graph: Graph, args: Any, kwargs: Any) -> None:
         """The graph against the function itself on generated inputs (``compiler/check.py``); a
         trace whose values escaped is not re-run (the function has side effects: refused or warned)."""
         if not self.check_n or any(p.kind == "escape" for p in graph.traced.problems):
@@ -438,7 +458,7 @@ class CompiledFunction:
         for message in problems:
             warnings.warn(message, ValidationWarning, stacklevel=4)
 
-    def _raised_only_when_traced(self, exc, args, kwargs):
+    def _raised_only_when_traced(self, exc: Exception, args: Any, kwargs: Any) -> None:
         """The function raised while traced. If NumPy runs it on the same inputs, the traced array
         was the difference (a library that type-checks its argument: ``Decimal(x)``, C code that
         rejects a subclass): that is leapp's refusal, at the line that raised, not a crash."""
@@ -465,7 +485,7 @@ class CompiledFunction:
         # Every LP code marks something the graph cannot reproduce exactly, so all are errors.
         return [f"{d.path}:{d.line}:{d.col}: {d.code} {d.message}" for d in self.diagnostics]
 
-    def _uncovered(self, problems) -> list[str]:
+    def _uncovered(self, problems: list[Any]) -> list[str]:
         """Runtime problems on lines no static diagnostic covers (the rest are listed once, statically)."""
         covered = {(d.path, line) for d in self.diagnostics
                    for line in range(d.line, max(d.line, d.end_line or d.line) + 1)}
@@ -482,9 +502,9 @@ class CompiledFunction:
                 out.append(str(p))
         return list(dict.fromkeys(out))  # a site in a loop is listed once, not once per iteration
 
-    def _warn(self, problems):
+    def _warn(self, problems: list[Any]) -> None:
         """Non-strict: one warning per runtime problem, then the static findings it did not repeat."""
-        seen = set()
+        seen: set[tuple[str, int]] = set()
         for p in problems:
             category = UntracedCallWarning if p.kind == "untraced" else EscapeWarning
             if p.loc is None or isinstance(p.loc, str):
@@ -497,7 +517,7 @@ class CompiledFunction:
                 category = UntracedCallWarning if d.code.startswith("LP1") else EscapeWarning
                 warnings.warn_explicit(f"{d.code} {d.message}", category, d.path, d.line)
 
-    def _check(self, traced):
+    def _check(self, traced: Any) -> Any:
         if self.source is None:
             return None
         s = self.source
@@ -509,7 +529,7 @@ class CompiledFunction:
             routed=s.routed, lines=lines,
         )
 
-    def _report_disagreements(self, check):
+    def _report_disagreements(self, check: Any) -> None:
         if check is None or check.ok:
             return
         message = (f"leapp.compile({self.name}): the static pass and the runtime disagree about "
@@ -520,7 +540,7 @@ class CompiledFunction:
             raise InternalError(message)
         warnings.warn(message, LeappInternalWarning, stacklevel=4)
 
-    def _validate(self, graph, tries):
+    def _validate(self, graph: Graph, tries: list[tuple[Any, Any]]) -> Validation:
         """Run the original function and the graph on each (args, kwargs); compare the outputs."""
         names = {path: name for path, name in graph.traced.input_paths}
         sample_list = []
@@ -539,13 +559,13 @@ class CompiledFunction:
         return graph.validation
 
 
-def _lint_missed(missed, diagnostics) -> str:
+def _lint_missed(missed: list[str], diagnostics: list[Any]) -> str:
     found = ", ".join(f"{d.code} at line {d.line}" for d in diagnostics) or "none"
     return (f"leapp lint did not flag {len(missed)} of these (a gap in lint; please report it): "
             + "; ".join(missed) + f". lint's findings for this function: {found}")
 
 
-def _signature_of(fn):
+def _signature_of(fn: Callable[..., Any]) -> inspect.Signature | None:
     try:
         return inspect.signature(fn)
     except (TypeError, ValueError):
@@ -563,7 +583,7 @@ _POSITIONAL = repeat(None)  # the name of every positional argument in fast_key'
 _SCALARS = frozenset({int, float, bool, complex, str, bytes, type(None)})
 
 
-def fast_key(args, kwargs):
+def fast_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
     """A key that fixes everything the graph was traced for, or None (then the general path runs).
 
     Plain ndarrays give their shape, strides and dtype, Python scalars their
@@ -572,7 +592,7 @@ def fast_key(args, kwargs):
     keys mean equal ``samples.signature`` keys and the same argument layout,
     so a hit may skip binding and the signature walk.
     """
-    key = [len(args)]
+    key: list[Any] = [len(args)]
     add = key.append
     for k, v in chain(zip(_POSITIONAL, args, strict=False), kwargs.items()) if args else kwargs.items():
         if k is not None:
@@ -593,7 +613,7 @@ def fast_key(args, kwargs):
 class _Marker:
     __slots__ = ("where",)
 
-    def __init__(self, where):
+    def __init__(self, where: int | str) -> None:
         self.where = where
 
 
@@ -602,16 +622,29 @@ class _FastCall:
 
     __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars", "node", "generation", "tier",
                  "guards")
+    picks: list[Any]  # int (a position) or str (a keyword)
+    plan: Any
+    spec: Any
+    single: Any
+    pairs: list[tuple[Any, Any]] | None
+    direct: Any  # None (not known yet), False (the general way) or the plan's short way
+    scalars: Any
+    node: Any
+    generation: int
+    tier: Any
+    guards: Any
 
     @classmethod
-    def make(cls, graph, signature, args, kwargs):
+    def make(cls, graph: Graph, signature: inspect.Signature | None, args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> _FastCall | None:
         # Where each graph input comes from in the raw call: bind markers as the call was bound.
-        m_args = tuple(_Marker(i) for i in range(len(args)))
+        m_args: tuple[Any, ...] = tuple(_Marker(i) for i in range(len(args)))
+        m_kwargs: dict[str, Any]
         m_kwargs = {k: _Marker(k) for k in kwargs}
         if signature is not None:
             bound = signature.bind(*m_args, **m_kwargs)
             m_args, m_kwargs = bound.args, bound.kwargs
-        picks = []
+        picks: list[Any] = []
         for path, _name in graph.traced.input_paths:
             if len(path) != 2:
                 return None  # an array inside a container: the general path
@@ -639,7 +672,7 @@ class _FastCall:
             self.direct = False
         return self
 
-    def __call__(self, args, kwargs):
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.generation != self.node.generation:  # the runner changed (a tier swap): a new plan
             self.generation = self.node.generation
             self.plan = None
@@ -655,7 +688,7 @@ class _FastCall:
         tier.note(_clock() - t)
         return out
 
-    def _run(self, args, kwargs):
+    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         direct = self.direct
         if direct:
             out = direct(args, kwargs)
@@ -679,7 +712,7 @@ class _FastCall:
 
 
 @contextmanager
-def _outside_trace():
+def _outside_trace() -> Iterator[Any]:
     """Suspends the calling thread's trace for the block: ``cf.trace``/``cf.validate`` make this
     function's own graph from example values, whether called between seed-API nodes (the quiet
     gap trace, yielded so its values can be made plain) or inside an open node (whose trace
@@ -692,7 +725,7 @@ def _outside_trace():
         yield active
 
 
-def _plain_leaves(active, args, kwargs):
+def _plain_leaves(active: Any, args: Any, kwargs: Any) -> tuple[Any, Any]:
     """The arguments with traced leaves as their values (a gap trace also notes where they came from)."""
     if active.quiet:
         args, kwargs, _ = _untraced_leaves(active, args, kwargs)
@@ -700,7 +733,7 @@ def _plain_leaves(active, args, kwargs):
     from ..runtime.torch_interop import TracedTensor
     from ..runtime.traced import TracedNpArray
 
-    mapping = {}
+    mapping: dict[Any, Any] = {}
     for path, value in flatten_inputs(args, kwargs):
         if isinstance(value, TracedTensor):
             mapping[path] = value.as_subclass(torch.Tensor)
@@ -709,12 +742,13 @@ def _plain_leaves(active, args, kwargs):
     return replace_leaves(args, kwargs, mapping)
 
 
-def _untraced_leaves(gap, args, kwargs):
+def _untraced_leaves(gap: Any, args: Any, kwargs: Any) -> tuple[Any, Any, tuple[Any, ...]]:
     """The call's arguments with every traced leaf made plain, and the gap nodes of those leaves."""
     from ..runtime.torch_interop import TracedTensor
     from ..runtime.traced import TracedNpArray
 
-    mapping, sources = {}, []
+    mapping: dict[Any, Any] = {}
+    sources: list[Any] = []
     loc = user_location()
     for path, value in flatten_inputs(args, kwargs):
         if isinstance(value, TracedTensor):
@@ -727,7 +761,7 @@ def _untraced_leaves(gap, args, kwargs):
     return plain_args, plain_kwargs, tuple(sources)
 
 
-def _run(graph, args, kwargs):
+def _run(graph: Graph, args: Any, kwargs: Any) -> Any:
     leaves = flatten_inputs(args, kwargs)
     names = {path: name for path, name in graph.traced.input_paths}
     tensors = [v for _, v in leaves if isinstance(v, torch.Tensor)]

@@ -167,8 +167,10 @@ class Band:
 def bands(gm) -> list:
     """Bands in the order their first node ran: inputs, one per source line, outputs."""
     items = [r for r in rows(gm) if r.op != "constant"]  # a constant is a label on its user
-    order, by_key = [], {}
+    order: list[Band] = []
+    by_key: dict[object, Band] = {}
     for r in items:
+        key: object
         if r.op == "input":
             key = "inputs"
         elif r.line is None:
@@ -183,7 +185,7 @@ def bands(gm) -> list:
     return order
 
 
-def _band_title(key, row):
+def _band_title(key, row) -> tuple[str, str]:
     if key == "inputs":
         return "inputs", ""
     if key == ("?",):
@@ -213,7 +215,7 @@ def to_svg(gm, name="graph") -> str:
     width = 0.0
     frames = []
     for band in groups:
-        x = _M + 10
+        x: float = _M + 10
         top = y
         y += _HEAD
         for r in band.members:
@@ -252,7 +254,7 @@ def to_svg(gm, name="graph") -> str:
                 if a in pos:
                     wires.append((a, r.name))
     out_pos = {}
-    x = _M + 10
+    x = float(_M + 10)
     svg.append(f'<rect x="{_M:.0f}" y="{out_top:.0f}" width="{width - 2 * _M:.0f}" height="{_HEAD + _BOX_H + 12:.0f}" '
                f'rx="6" fill="#f4f4f4" stroke="#9aaccc"/>')
     svg.append(f'<text x="{_M + 8:.0f}" y="{out_top + 14:.0f}" font-weight="bold">outputs</text>')
@@ -264,6 +266,10 @@ def to_svg(gm, name="graph") -> str:
         if v in pos:
             wires.append((v, ("out", k, out_w)))
         x += out_w + _BOX_GAP
+    x1: float
+    y1: float
+    x2: float
+    y2: float
     for src, dst in wires:
         sx, sy = pos[src]
         sw, sh = size[src]

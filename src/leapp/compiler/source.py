@@ -19,8 +19,12 @@ import inspect
 import json
 import types
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .. import ast_pass
+
+if TYPE_CHECKING:
+    from ..ast_pass.diagnostics import Analysis
 
 PROBE = "_leapp"  # the name rewritten code calls; bound to a Probe in a closure cell
 
@@ -34,7 +38,7 @@ class Source:
     last_line: int
     text: str  # as written (possibly indented)
     imports: dict
-    analysis: object  # ast_pass.Analysis
+    analysis: Analysis
     module_arrays: tuple = ()  # globals holding NumPy arrays (writes into them are LP302)
     rewritten: str = ""
     routed: set = field(default_factory=set)  # site strings the rebuilt function sends to the probe
@@ -68,7 +72,8 @@ def _keep_interrupts(step):
         except KeyboardInterrupt:
             raise
         except BaseException as exc:
-            seen, cause = set(), exc
+            seen: set[int] = set()
+            cause: BaseException | None = exc
             while cause is not None and id(cause) not in seen:
                 if isinstance(cause, KeyboardInterrupt):
                     raise cause from None
@@ -191,10 +196,10 @@ def _place_lines(func, text, start, first_line):
         return
     for node in ast.walk(func):
         if "lineno" in node._attributes and getattr(node, "lineno", None) is not None:
-            node.lineno = lines[node.lineno]
+            node.lineno = lines[node.lineno]  # type: ignore[attr-defined]  # has one: _attributes says so
             end = getattr(node, "end_lineno", None)
             if end is not None:
-                node.end_lineno = max(lines[end], node.lineno)
+                node.end_lineno = max(lines[end], node.lineno)  # type: ignore[attr-defined]
 
 
 def _strip_def_time_expressions(func):
@@ -247,7 +252,7 @@ def _compile_inner(func, fn, path):
 
 
 # Python 3.12 added type parameters to defs and classes; older versions reject the field.
-_TYPE_PARAMS = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
+_TYPE_PARAMS: dict[str, Any] = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}
 
 
 def _find_code(code, name):

@@ -21,15 +21,22 @@ stateless function), in every format, as in a pipeline's ``pipeline.json``.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
 import numpy as np
+import torch
 
 from ..errors import LeappError
 from ..runtime import record
 from .function import CompiledFunction
 
 
-class StatefulFunction(CompiledFunction):
-    def __init__(self, fn, *, state, **options):
+class StatefulFunction(CompiledFunction[..., Any]):
+    """``@leapp.compile(state=...)``: called without the state parameters; returns the result alone."""
+
+    def __init__(self, fn: Callable[..., Any], *, state: Mapping[str, Any], **options: Any) -> None:
         super().__init__(fn, **options)
         if not isinstance(state, dict) or not state:
             raise LeappError(f"leapp.compile({self.name}, state=...): state is a dict {{name: initial array}}")
@@ -42,7 +49,7 @@ class StatefulFunction(CompiledFunction):
         self._state = {k: v.copy() for k, v in self.initial.items()}
 
     @property
-    def state(self) -> dict:
+    def state(self) -> dict[str, np.ndarray]:
         """The values the next call starts from (copies)."""
         return {k: v.copy() for k, v in self._state.items()}
 
@@ -50,19 +57,19 @@ class StatefulFunction(CompiledFunction):
         """State back to its initial values."""
         self._state = {k: v.copy() for k, v in self.initial.items()}
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = super().__call__(*args, **self._with_state(args, kwargs))
         out, new = self._split(result)
         self._state = new
         return out
 
-    def trace(self, *args, validate: int = 0, **kwargs):
+    def trace(self, *args: Any, validate: int = 0, **kwargs: Any) -> torch.fx.GraphModule:
         return super().trace(*args, validate=validate, **self._with_state(args, kwargs))
 
-    def validate(self, *args, **kwargs):
+    def validate(self, *args: Any, **kwargs: Any) -> Any:
         return super().validate(*args, **self._with_state(args, kwargs))
 
-    def export(self, path, format="onnx", *, graph=-1, **options):
+    def export(self, path: str, format: str = "onnx", *, graph: int = -1, **options: Any) -> Any:
         """Export like ``CompiledFunction.export``; state ``s`` is input ``s`` and output ``s.next``."""
         from ..export import export_node
 
@@ -81,15 +88,16 @@ class StatefulFunction(CompiledFunction):
 
     # --- the state's way in and out ---------------------------------------------------
 
-    def _with_state(self, args, kwargs):
-        bound = self._signature.bind_partial(*args, **kwargs)
+    def _with_state(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        # __init__ refused a function without a signature (its state has no parameter)
+        bound = cast("inspect.Signature", self._signature).bind_partial(*args, **kwargs)
         given = [k for k in self._state if k in bound.arguments]
         if given:
             raise TypeError(f"{self.name}: state {given} is carried by the compiled function; do not pass "
                             f"it (read cf.state, restart with cf.reset())")
         return {**kwargs, **self._state}
 
-    def _split(self, result):
+    def _split(self, result: Any) -> tuple[Any, dict[str, np.ndarray]]:
         if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict)):
             raise LeappError(f"{self.name}: a function with state returns (result, {{state name: new value}}); "
                              f"it returned {type(result).__name__}")

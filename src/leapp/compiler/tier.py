@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ class Tier:
         self.reason = None
         self.hot_at = None  # the call count at which the compile started
         self.compile_s = None
-        self.timing = None  # (FX seconds, fused seconds) per call on the traced sample
+        self.timing: Any = None  # (FX seconds, fused seconds) per call on the traced sample
         self.n_checked = 0
         self._lock = threading.Lock()
         self._done = threading.Event()

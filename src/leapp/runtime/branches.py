@@ -13,6 +13,8 @@ with the site, never selected with a changed dtype or shape.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import ConversionError
@@ -137,7 +139,8 @@ def _short_circuit(site, operands, stops_on, combine):
 def chain(site, first, rest):
     from ..dispatch import COMPARISONS
 
-    left, results = first(), []
+    left = first()
+    results: list[Any] = []
     for i in range(0, len(rest), 2):
         right = rest[i + 1]()
         result = COMPARISONS[rest[i]](left, right)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import keyword
 import linecache
 import warnings
+from typing import Any
 
 import numpy as np
 import torch
@@ -181,7 +182,7 @@ def reachable(nodes, roots):
         if node.index in seen:
             continue
         seen.add(node.index)
-        kids = []
+        kids: list[Any] = []
         _children(node.args, kids)
         if node.kwargs:
             _children(node.kwargs, kids)
@@ -461,7 +462,7 @@ def _evaluate(gm, inputs):
     context managers and dispatch (a third of the cost on graphs of 100,000
     nodes). Returns ({fx node: value}, the output node's value).
     """
-    values = {}
+    values: dict[Any, Any] = {}
     get = values.__getitem__
     feed = iter(inputs)
     owner = gm.root if isinstance(gm, Lowered) else gm  # where get_attr targets live

@@ -16,13 +16,17 @@ does not trace: refused, naming ``np.r_``/``np.c_`` and the line.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import UntracedCallError, UntracedCallWarning
 from . import record, state
 
 _ORIGINAL_R, _ORIGINAL_C = np.r_, np.c_  # bound at import, before any session patches them
-_getitem = type(_ORIGINAL_R).__mro__[1].__getitem__  # AxisConcatenator.__getitem__
+_RClass: Any = type(_ORIGINAL_R)  # NumPy's private classes of np.r_ and np.c_
+_CClass: Any = type(_ORIGINAL_C)
+_getitem = _RClass.__mro__[1].__getitem__  # AxisConcatenator.__getitem__
 
 
 def display(concat) -> str:
@@ -112,7 +116,7 @@ def _refuse_matrix(trace, concat, key):
     return record.mark_escaped(trace, name, loc, _getitem(concat, plain))
 
 
-class _TracedR(type(_ORIGINAL_R)):
+class _TracedR(_RClass):
     """``np.r_`` while a trace is open: NumPy's, except that traced items are traced."""
 
     __slots__ = ()
@@ -121,7 +125,7 @@ class _TracedR(type(_ORIGINAL_R)):
         return index(self, key)
 
 
-class _TracedC(type(_ORIGINAL_C)):
+class _TracedC(_CClass):
     __slots__ = ()
 
     def __getitem__(self, key):

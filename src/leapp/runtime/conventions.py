@@ -13,6 +13,8 @@ NumPy's signs on every input measured, CPU to CPU; its note says so.)
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import UntracedCallError, UntracedCallWarning
 from . import record
 from .ir import operand_nodes
@@ -28,14 +30,15 @@ def check(trace) -> None:
             bound[node.index] = node
     if not bound:
         return
-    used = {}
+    used: dict[Any, Any] = {}  # node index -> its first user
     for node in trace.nodes:
         for n in operand_nodes(node):
             if n.index in bound and node.op != "item":
                 used.setdefault(n.index, node)
     for value in trace.outputs.values():
-        if getattr(value, "index", None) in bound and value is bound.get(value.index):
-            used.setdefault(value.index, value)
+        at = getattr(value, "index", None)  # a Node (an output may be a plain value)
+        if at in bound and value is bound.get(at):
+            used.setdefault(at, value)
     seen = set()
     for index in used:
         item = bound[index]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import types
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def survivors(made, collect=True) -> list:
     return [a for r in made if (a := r()) is not None]
 
 
-def holders(arr, skip) -> list[tuple[str, object]]:
+def holders(arr, skip) -> list[tuple[str, Any]]:
     """``(description, put)`` for each place holding ``arr``; ``put(value)`` replaces it there
     (``None`` where it cannot, e.g. a tuple). Frames and ``skip`` (leapp's own lists) are not
     holders; a plain view of the array is followed to what holds the view."""
@@ -116,8 +117,8 @@ def _attribute_of(obj, target):
             if value is target:
                 return name
     for cls in type(obj).__mro__:
-        for name in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) \
-                else (cls.__slots__,):
+        slots = getattr(cls, "__slots__", ())
+        for name in slots if isinstance(slots, (tuple, list)) else (slots,):
             try:
                 if getattr(obj, name) is target:
                     return name
@@ -160,7 +161,7 @@ def settle(made, skip, plain, format_loc, *, failed=False) -> list[tuple[object,
 
     ``failed``: after a call that raised, whose traceback's frames hold its arrays anyway: no
     collection, and only the newest few are searched (each search scans the heap)."""
-    found = []
+    found: list[tuple[object, str]] = []
     extra = 0
     alive = survivors(made, collect=not failed)
     if failed:

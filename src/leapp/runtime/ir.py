@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
+from typing import Any
 
 import numpy as np
 
@@ -25,6 +27,14 @@ class Node:
     """
 
     __slots__ = ("op", "args", "kwargs", "dtype", "shape", "loc", "index", "value")
+    op: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] | None
+    dtype: Any  # np.dtype
+    shape: tuple[int, ...] | None
+    loc: Any  # (file, line, ...) or None
+    index: int
+    value: Any  # constants and inputs only
     # No __init__: made by ``new_node``, which costs a third of a C-to-Python __init__ call
     # (one node per traced op, on the hottest path of tracing).
 
@@ -74,9 +84,9 @@ class Trace:
         self.strict = strict
         self.nodes: list[Node] = []
         self.inputs: dict[str, Node] = {}
-        self.input_values: dict[str, object] = {}
+        self.input_values: dict[str, Any] = {}  # name -> array
         self.outputs: dict[str, object] = {}  # name -> Node or python value
-        self.output_values: dict[str, object] = {}
+        self.output_values: dict[str, Any] = {}  # name -> array
         self.problems: list[Problem] = []
         self._const_ids: dict[int, tuple] = {}  # id(array) -> (array, node)
         # weak references to every TracedNpArray made while this trace is open, when watched
@@ -207,7 +217,7 @@ def user_location(site=None):
     """
     if site is not None:
         return site
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         loc = frame_location(frame)
         if loc is not None:

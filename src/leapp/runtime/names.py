@@ -8,6 +8,7 @@ never guessed from ``__module__`` for a function the table lists.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ def resolve(dotted: str):
     parts = dotted.split(".")
     if parts[0] != "numpy":
         return None
-    obj = np
+    obj: Any = np
     for part in parts[1:]:
         obj = getattr(obj, part, None)
         if obj is None:
@@ -27,8 +28,8 @@ def resolve(dotted: str):
     return obj
 
 
-def _build() -> dict:
-    found = {}
+def _build() -> dict[int, Any]:
+    found: dict[int, Any] = {}
     for name, entry in table.TABLE.items():
         for dotted in (name, *getattr(entry, "aliases", ())):
             obj = resolve(dotted)
@@ -53,15 +54,16 @@ def function_name(func) -> str:
     return table.canonical(f"{module}.{getattr(func, '__name__', repr(func))}")
 
 
-_ufunc_names: dict = {}  # (id(ufunc), method) -> (ufunc, name)
+_ufunc_names: dict[tuple[int, str], tuple[Any, str]] = {}  # (id(ufunc), method) -> (ufunc, name)
 
 
 def ufunc_name(ufunc, method: str) -> str:
     hit = _ufunc_names.get((id(ufunc), method))
     if hit is not None and hit[0] is ufunc:
         return hit[1]
-    if getattr(np, ufunc.__name__, None) is ufunc:
-        base = table.canonical("numpy." + ufunc.__name__)
+    short = ufunc.__name__
+    if getattr(np, short, None) is ufunc:
+        base = table.canonical("numpy." + short)
     else:  # scipy.special.erf is a ufunc too: named where it lives, not "numpy.erf"
         base = _foreign_ufunc_name(ufunc)
     name = base if method == "__call__" else f"{base}.{method}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -106,7 +107,8 @@ class DeadCodeElimination(Pass):
 
 def _key(value, index):
     """A hashable, exact description of an argument: 1, 1.0, True and -0.0 stay apart."""
-    stack, out = [value], []
+    stack: list[Any] = [value]
+    out: list[object] = []
     while stack:  # iterative flattening; nested lists are shallow but need not be
         v = stack.pop()
         if isinstance(v, torch.fx.Node):
@@ -137,7 +139,9 @@ class CommonSubexpressionElimination(Pass):
     name = "common subexpression elimination"
 
     def run(self, gm) -> int:
-        index, seen, merged = {}, {}, 0
+        index: dict[Any, Any] = {}
+        seen: dict[Any, Any] = {}
+        merged = 0
         for i, node in enumerate(list(gm.graph.nodes)):
             index[node] = i
             if not is_pure(node):

@@ -217,8 +217,8 @@ def _wrapper(name, original):
 
     wrapper.__name__ = getattr(original, "__name__", name)
     wrapper.__doc__ = getattr(original, "__doc__", None)
-    wrapper.__wrapped__ = original
-    wrapper._leapp_bypass = name
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]  # function attributes
+    wrapper._leapp_bypass = name  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -241,8 +241,8 @@ def _math_wrapper(name, original):
 
     wrapper.__name__ = original.__name__
     wrapper.__doc__ = original.__doc__
-    wrapper.__wrapped__ = original
-    wrapper._leapp_math = name
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]  # function attributes
+    wrapper._leapp_math = name  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -416,8 +416,8 @@ def _foreign(fn, *args, **kwargs):
     return record.mark_escaped(trace, name, loc, result)
 
 
-def _foreign_name(fn):
-    name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", repr(fn))
+def _foreign_name(fn: object) -> str:
+    name: str = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", None) or repr(fn)
     module = getattr(fn, "__module__", None)
     return f"{module}.{name}" if module and not name.startswith(module) else name
 

@@ -9,6 +9,7 @@ an in-place call snapshots constants before it overwrites them.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -25,8 +26,8 @@ from .ir import Problem, _unchanged, format_loc
 
 _plain_view = np.ndarray.view
 _empty = np.empty  # the original, even while leapp.runtime.patches is installed
-_TracedNpArray = None  # set by traced.py (import cycle)
-_TracedTensor = None  # set by torch_interop.py when loaded
+_TracedNpArray: Any = None  # set by traced.py (import cycle)
+_TracedTensor: Any = None  # set by torch_interop.py when loaded
 
 
 def set_array_class(cls):
@@ -252,7 +253,7 @@ def wrap(result, node):
     scalar = not isinstance(result, np.ndarray)
     if scalar:
         result = np.asarray(result)
-    out = _plain_view(result, _TracedNpArray)
+    out: Any = _plain_view(result, _TracedNpArray)
     out._lp_node = node
     out._lp_plain = result if type(result) is np.ndarray else None
     out._lp_scalar = scalar

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import threading
 import warnings
+from typing import Any
 
 import numpy as np
 import torch
@@ -29,7 +30,7 @@ class CompiledNode:
         self.name = name
         # A GraphModule, or a build.Lowered graph whose GraphModule is made on first use
         self._gm = graph_module if isinstance(graph_module, torch.fx.GraphModule) else None
-        self._lowered = None if self._gm is not None else graph_module
+        self._lowered: Any = None if self._gm is not None else graph_module
         self.input_names = list(input_names)
         # name -> (dtype, shape) the graph was traced for; every call is checked against it
         self.input_specs = dict(input_specs or {})
@@ -583,7 +584,7 @@ def _numpy_scalar_operands(trace):
 def validate_samples(node, samples, rtol=1e-5, atol=1e-6):
     errors = {k: 0.0 for k in node.output_names}
     failures = []
-    scales = {}
+    scales: dict[str, Any] = {}
     for i, (inputs, outputs) in enumerate(samples):
         try:
             got = node(**inputs)

@@ -18,13 +18,14 @@ import gc
 import threading
 import weakref
 from contextlib import contextmanager
+from typing import Any
 
 from .. import interrupts
 
 
 class _PerThread(threading.local):
-    trace = None  # the leapp.runtime.ir.Trace this thread records into, or None
-    claim = None  # the claim ``activate`` took for it (``recording`` keeps its own in its frame)
+    trace: Any = None  # the leapp.runtime.ir.Trace this thread records into, or None
+    claim: Claim | None = None  # the claim ``activate`` took for it (``recording`` keeps its own in its frame)
 
 
 _local = _PerThread()
@@ -62,6 +63,8 @@ class Claim:
 
 class _Ref(weakref.ref):
     __slots__ = ("thread", "trace")
+    thread: int
+    trace: Any
 
 
 def _settle_collector():

@@ -8,6 +8,8 @@ trace as the op itself (the graph calls exactly what the user called).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -29,6 +31,8 @@ _ESCAPES = {
 
 class TracedTensor(torch.Tensor):
     """A torch.Tensor whose operations are recorded into the active leapp trace."""
+
+    _lp_node: Any  # the ir.Node that made it (set in __new__)
 
     @staticmethod
     def __new__(cls, data, node):

@@ -12,6 +12,7 @@ not see is known to be untracked, never silently mislabelled.
 from __future__ import annotations
 
 import sys
+from typing import cast
 from weakref import ref as _weakref
 
 import numpy as np
@@ -39,7 +40,7 @@ def _recorded(method):
     The overrides below call the function it names, so the op a method site
     records is the fact the cross-check reads, not a choice made here.
     """
-    return table.lookup("ndarray." + method).recorded_op
+    return cast(table.Entry, table.lookup("ndarray." + method)).recorded_op  # every name asked here is one
 
 
 _RESHAPE = resolve(_recorded("reshape"))
@@ -262,7 +263,7 @@ class TracedNpArray(np.ndarray):
 
     @shape.setter
     def shape(self, value):
-        _ndarray.shape.__set__(self, value)
+        _ndarray.shape.__set__(self, value)  # type: ignore[attr-defined]  # numpy's stubs: a plain property
 
     @property
     def flat(self):  # ndarray's C iterator would hand out plain scalars (runtime/flat.py)
@@ -301,7 +302,7 @@ class TracedNpArray(np.ndarray):
 
     def transpose(self, *axes):
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
+            axes = axes[0]  # type: ignore[assignment]  # x.transpose((1, 0)) or x.transpose(None)
         return _TRANSPOSE(self, axes or None)
 
     @property
@@ -314,7 +315,7 @@ class TracedNpArray(np.ndarray):
             raise ValueError("matrix transpose with ndim < 2 is undefined")
         return _MT(self, -1, -2)
 
-    @property
+    @property  # type: ignore[misc]  # read-only here (NumPy's .real is settable)
     def real(self):
         # NumPy's own .real of a real array is the array itself
         return _REAL(self) if np.iscomplexobj(self) else self
@@ -432,7 +433,7 @@ class TracedNpArray(np.ndarray):
         if ndigits is not None:
             return np.round(self, ndigits)
         _escape(self, "round(x) (a Python int)", "keep the array: np.round(x) or np.rint(x)")
-        return round(_plain_view(self, _ndarray)[()])
+        return round(_plain_view(self, _ndarray)[()])  # type: ignore[call-overload]  # [()] of 0-d: a NumPy scalar
 
     def __index__(self):
         _escape(self, "a traced value used as a Python integer (a size, slice bound or range)",
@@ -680,7 +681,7 @@ def _install_operators():
         op = _in_place(short)
         op.__name__ = op.__qualname__ = f"__i{short}__"
         setattr(TracedNpArray, op.__name__, op)
-    TracedNpArray.__pow__, TracedNpArray.__rpow__ = _power, _rpower
+    TracedNpArray.__pow__, TracedNpArray.__rpow__ = _power, _rpower  # type: ignore[method-assign]  # as the operators above
     _power.__name__ = _power.__qualname__ = "__pow__"
     _rpower.__name__ = _rpower.__qualname__ = "__rpow__"
     for short, ufunc in _BINARY_OPERATORS.items():

@@ -10,6 +10,7 @@ installs the session patches only for the duration of the call.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def _is_tensor(x):
 
 def flatten_inputs(args, kwargs):
     """(path, value) for every array leaf of the call's arguments, in a stable order."""
-    leaves = []
+    leaves: list[tuple[tuple[Any, ...], Any]] = []
     for i, a in enumerate(args):
         _flatten(a, ("args", i), leaves)
     for k, v in kwargs.items():
@@ -112,7 +113,7 @@ def output_structure(result):
     ``_2``, ``_3`` (in the result's order), so every name is distinct and the same result always
     gets the same names.
     """
-    leaves = {}
+    leaves: dict[str, Any] = {}
     return _structure(result, (), leaves, isinstance(result, dict)), leaves
 
 def _structure(value, path, leaves, keyed):
@@ -228,7 +229,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
     del result, outs, t_args, t_kwargs, mapping, value
     values = {}
     if keep_values:
-        for arr in trace.made:
+        for arr in trace.made or ():  # kept: the trace watched what it made
             node = arr._lp_node
             if node is not None and node.index not in values:
                 values[node.index] = np.array(record.plain(arr), copy=True)

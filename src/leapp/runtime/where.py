@@ -10,6 +10,7 @@ leapp, NumPy and torch is the library's line, named after the user's.
 from __future__ import annotations
 
 import sys
+from types import FrameType
 
 from .ir import format_loc, frame_location
 
@@ -18,7 +19,7 @@ def library_line(loc, depth=2):
     """(file, line, function) of the innermost non-internal frame, when it is not ``loc``'s line."""
     if loc is None or isinstance(loc, str):
         return None
-    frame = sys._getframe(depth)
+    frame: FrameType | None = sys._getframe(depth)
     inner = None
     while frame is not None:
         hit = frame_location(frame)

@@ -81,8 +81,8 @@ def render() -> str:
     lines += _export_section(entries, data)
     lines += ["## Not supported", "", "Calls on traced data are refused with the reason and the suggestion below.",
               "", "| NumPy | why | instead |", "|---|---|---|"]
-    for e in sorted(refused, key=lambda e: e.name):
-        lines.append(f"| {_names(e)} | {_cell(e.reason)} | {_cell(e.instead)} |")
+    for u in sorted(refused, key=lambda u: u.name):
+        lines.append(f"| {_names(u)} | {_cell(u.reason)} | {_cell(u.instead)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -9,6 +9,7 @@ expressions are found by their order on their line.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -26,7 +27,7 @@ class _Converter(cst.CSTTransformer):
         self.ifs = {b.local: b for b in branches if b.converted and b.construct != "ifexp"}
         self.ifexps = {b.local: b for b in branches if b.converted and b.construct == "ifexp"}
         self.seen_on_line: dict[int, int] = {}
-        self.ifexp_of: dict[int, object] = {}
+        self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
         self.pending: dict[int, str] = {}
         self.applied = 0
 

@@ -44,7 +44,7 @@ def convert_test(expr: cst.BaseExpression, site: str) -> cst.BaseExpression:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
         return _call("not_", [_string(site), convert_test(expr.expression, site)], expr.lpar, expr.rpar)
     if isinstance(expr, cst.Comparison) and len(expr.comparisons) > 1:
-        parts = [_thunk(expr.left)]
+        parts: list[cst.BaseExpression] = [_thunk(expr.left)]
         for target in expr.comparisons:
             parts += [cst.SimpleString(repr(_OPERATORS[type(target.operator)])), _thunk(target.comparator)]
         return _call("chain", [_string(site), *parts], expr.lpar, expr.rpar)

@@ -151,9 +151,9 @@ class _Checker:
     def expr(self, e):
         for n in ast.walk(e):
             t = type(n)
-            if t is ast.Call:
+            if isinstance(n, ast.Call):
                 self.call(n)
-            elif t is ast.Subscript and isinstance(n.ctx, ast.Load) and self.arrayish(n.slice):
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.arrayish(n.slice):
                 self.refuse(n, f"indexes `{ast.unparse(n)}` with an array, which can be out of range "
                                "on the other branch's inputs")
             elif t in (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await):

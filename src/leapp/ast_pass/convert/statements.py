@@ -23,6 +23,7 @@ function ``return _leapp.merge((<pending>,), v)``.
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 import libcst as cst
 
@@ -131,7 +132,7 @@ class _MergeReturns(cst.CSTTransformer):
 
     def leave_Return(self, original, updated):
         value = updated.value if updated.value is not None else cst.Name("None")
-        merged = cst.parse_expression(f"_leapp.merge({_tuple(self.held)}, None)")
+        merged = cast(cst.Call, cst.parse_expression(f"_leapp.merge({_tuple(self.held)}, None)"))
         return updated.with_changes(value=merged.with_changes(
             args=[merged.args[0], cst.Arg(value)]),
             whitespace_after_return=cst.SimpleWhitespace(" "))
@@ -148,7 +149,7 @@ def merge_returns(fn: cst.FunctionDef, pending: dict) -> cst.FunctionDef:
     for stmt in body.body:
         name = pending.get(id(stmt))
         if held:
-            stmt = stmt.visit(_MergeReturns(list(held)))
+            stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held))))
         if name is not None:
             held.append(name)
         out.append(stmt)

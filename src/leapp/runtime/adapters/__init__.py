@@ -161,7 +161,7 @@ def may_be_zero(m, x):
         node = x.node
         if node.op != "get_attr":
             return True
-        value = getattr(m.builder.root, node.target, None)
+        value = getattr(m.builder.root, str(node.target), None)  # a get_attr node's target is its name
         return value is None or bool((value == 0).any())
     if isinstance(x, (complex, np.complexfloating)):
         return False

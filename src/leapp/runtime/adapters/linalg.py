@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -122,6 +124,8 @@ def cross(m, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         y = torch.movedim(y, axisb, m.ndim(b) - 1)
     na, nb = m.shape_of(a)[axisa], m.shape_of(b)[axisb]
     ua, ub = torch.unbind(x, -1), torch.unbind(y, -1)  # one op each, not three indexings (2 us each)
+    a2: Any  # None where that operand has two components (then never read)
+    b2: Any
     a0, a1, a2 = ua[0], ua[1], ua[2] if na == 3 else None
     b0, b1, b2 = ub[0], ub[1], ub[2] if nb == 3 else None
     if na == 2 and nb == 2:

@@ -7,13 +7,16 @@ NumPy's accumulator dtype *before* reducing (int32 sums are int64).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import torch
 
 from ...errors import UnsupportedArgumentError
 from . import _flip, impl, norm_axes
 
-_MULTI_DIM = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin, "mean": torch.mean,
+_MULTI_DIM: dict[str, Callable[..., Any]] = {"sum": torch.sum, "amax": torch.amax, "amin": torch.amin, "mean": torch.mean,
               "all": torch.all, "any": torch.any}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -120,7 +121,7 @@ def pad(m, array, pad_width, mode="constant", **kwargs):
     if mode in ("constant", "empty"):
         values = kwargs.get("constant_values", 0) if mode == "constant" else 0
         traced = isinstance(values, torch.fx.Proxy)
-        consts = None if traced else _pairs(np.asarray(values).astype(m.dtype) if np.ndim(values) == 0
+        consts: Any = None if traced else _pairs(np.asarray(values).astype(m.dtype) if np.ndim(values) == 0
                                             else np.asarray(values).astype(m.dtype), nd)
         for d in range(nd):
             before, after = (int(w) for w in widths[d])

@@ -34,8 +34,9 @@ def _zero_safe(op):
                 return torch.zeros_like(m.tensor(x), dtype=m.tdtype)
             return m.cast(m.mark(op(x, y), loops[-1], m.shape), m.dtype)
         zero = y == 0
-        safe = torch.where(zero, torch.ones_like(y), y)
-        out = torch.where(zero, torch.zeros_like(safe), op(x, safe))
+        # y is an FX Proxy here, which stands for a Tensor (torch's stubs know only Tensors)
+        safe = torch.where(zero, torch.ones_like(y), y)  # type: ignore[call-overload, arg-type]
+        out = torch.where(zero, torch.zeros_like(safe), op(x, safe))  # type: ignore[call-overload]
         return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
 
     return adapter
