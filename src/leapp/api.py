@@ -129,7 +129,7 @@ def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Se
         raise
 
 
-def _discard(opened) -> None:
+def _discard(opened: Any) -> None:
     """Close ``opened`` (a session start() was opening when it raised) and forget it."""
     global _session
     with interrupts.deferred():

@@ -96,7 +96,8 @@ def build(fn, trace, args, kwargs, arg_names) -> Guards | None:
     """The guards for one trace of ``fn`` (the user's function: its globals and closure) on
     ``args``/``kwargs`` (the call's own objects, as the user passed them)."""
     names = _code_names(fn)
-    holders, seen = [], {}
+    holders: list = []
+    seen: dict = {}
     glob = getattr(fn, "__globals__", None)
     if isinstance(glob, dict):
         for n in names:
@@ -132,7 +133,8 @@ def build(fn, trace, args, kwargs, arg_names) -> Guards | None:
                 if _plain(inner[m]):
                     holders.append((f"{label}.{m}", inner, m, inner[m]))
                     seen[id(inner[m])] = f"{label}.{m}"
-    contents, watched = [], set()
+    contents: list = []
+    watched: set = set()
     for label, _, _, arr in holders:
         if id(arr) not in watched and arr.nbytes <= MAX_WATCHED_BYTES:
             watched.add(id(arr))

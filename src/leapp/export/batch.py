@@ -42,7 +42,7 @@ def _is_flatten(node):
 
 def _constant(gm, node):
     if isinstance(node, torch.fx.Node) and node.op == "get_attr":
-        value = getattr(gm, node.target, None)
+        value = getattr(gm, str(node.target), None)
         return value if isinstance(value, torch.Tensor) else None
     return None
 

@@ -15,6 +15,7 @@ import collections
 import io
 import math
 import zipfile
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ def read(data: bytes, wanted: dict, *, batch: bool, file: str) -> dict:
         try:
             with archive.open(info) as f:
                 version = np.lib.format.read_magic(f)
-                reader = {(1, 0): np.lib.format.read_array_header_1_0,
+                reader: Any = {(1, 0): np.lib.format.read_array_header_1_0,
                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
                 if reader is None:
                     refuse(f"key {key!r}: .npy format version {version} is not read")

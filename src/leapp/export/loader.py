@@ -122,7 +122,7 @@ class _Reader:
 def _initial_ports(spec):
     """{initial key: (dtype, shape, port)} from the port each initial value feeds."""
     ports = {sp.port(n["name"], p["name"]): p for n in spec["nodes"] for p in n["inputs"]}
-    wanted = {}
+    wanted: dict = {}
     targets = [(f["initial"], f["to"]) for f in spec["feedback"]]
     targets += [(s["initial"], sp.port(s["node"], s["name"])) for s in spec["state"]]
     for key, ref in targets:
@@ -288,7 +288,7 @@ class PipelineRuntime:
             if have != batch:
                 raise PipelineInputError(f"a batch of {batch} where the carried state holds {have} "
                                          f"environments; call reset() to start over with another batch")
-        values = {}
+        values: dict = {}
         for name in self.spec["order"]:
             node = self._nodes[name]
             feed = {}
@@ -345,10 +345,11 @@ class PipelineRuntime:
                 raise PipelineInputError(f"input {ref!r}: expected shape {port.describe()}, got "
                                          f"{value.dtype}{list(value.shape)}")
             if self.batch and want and want[0] == sp.BATCH:
-                if batch is not None and value.shape[0] != batch:
-                    raise PipelineInputError(f"input {ref!r}: batch of {value.shape[0]}, the other inputs "
+                rows = int(np.shape(value)[0])
+                if batch is not None and rows != batch:
+                    raise PipelineInputError(f"input {ref!r}: batch of {rows}, the other inputs "
                                              f"have {batch}")
-                batch = value.shape[0]
+                batch = rows
         return batch
 
     def _initial_values(self, batch):

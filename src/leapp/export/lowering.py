@@ -1090,12 +1090,12 @@ def on_vectors(fn, *args, **kwargs):
     ``x.sum() * 2`` of float64 came out float32. With a rank-1 operand it
     keeps the operand's type; the values are the same elementwise.
     """
-    args = [a.reshape(1) if isinstance(a, torch.Tensor) and a.dim() == 0 else a for a in args]
-    out = fn(*args, **kwargs)
+    vectors = [a.reshape(1) if isinstance(a, torch.Tensor) and a.dim() == 0 else a for a in args]
+    out = fn(*vectors, **kwargs)
     return out.reshape(()) if isinstance(out, torch.Tensor) else out
 
 
-_VECTORIZED = {}
+_VECTORIZED: dict = {}
 
 
 def vectorized(fn):
@@ -1190,7 +1190,7 @@ def run_values(gm, args):
             try:
                 v = super().run_node(n)
             except Exception as exc:
-                exc.leapp_fx_node = n  # the node that failed, for the caller's message
+                exc.leapp_fx_node = n  # type: ignore[attr-defined]  # the node that failed, for the caller's message
                 raise
             values[n.name] = v
             return v

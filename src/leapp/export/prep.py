@@ -40,7 +40,7 @@ def _dtype_of(x):
 def _stand_in(x):
     """A tensor (or the literal itself) with ``x``'s dtype and rank class, for result_type."""
     if isinstance(x, torch.fx.Node):
-        shape = x.meta.get("leapp_shape")
+        shape = x.meta.get("leapp_shape") or ()
         return torch.empty((1,) * min(len(shape), 1), dtype=_dtype_of(x))
     return x
 

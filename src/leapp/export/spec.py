@@ -116,7 +116,7 @@ def order(nodes, edges) -> list[str]:
     """
     nodes = list(nodes)
     index = {n: i for i, n in enumerate(nodes)}
-    after = {n: set() for n in nodes}
+    after: dict = {n: set() for n in nodes}
     before = {n: 0 for n in nodes}
     for a, b in edges:
         if b not in after[a]:
@@ -136,7 +136,7 @@ def order(nodes, edges) -> list[str]:
         stuck = [n for n in nodes if n not in done]
         # drop what only hangs below the cycle (no way back into it): name the nodes on it
         on = set(stuck)
-        into = {n: [] for n in stuck}
+        into: dict = {n: [] for n in stuck}
         for a in stuck:
             for b in after[a]:
                 if b in on:
@@ -372,7 +372,7 @@ def _check_names(spec, file):
     def refuse(path, why):
         raise SpecError(f"{file}: at {_where(path)}: {why}")
 
-    seen = {}
+    seen: dict = {}
     for i, node in enumerate(spec["nodes"]):
         if node["name"] in seen:
             refuse(["nodes", i, "name"], f"the node name {node['name']!r} is also nodes[{seen[node['name']]}]'s")

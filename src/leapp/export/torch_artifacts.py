@@ -37,7 +37,7 @@ def load_pt2(blob, who):
     try:
         from torch.export.pt2_archive.constants import OPAQUE_OBJ_FILENAME_PREFIX as opaque
     except ImportError:  # an older torch: no such members
-        opaque = None
+        opaque = None  # type: ignore[assignment]
     members = zipfile.ZipFile(io.BytesIO(blob)).namelist()  # BadZipFile: the caller's ArtifactError
     raw = [m for m in members if opaque and os.path.basename(m).startswith(opaque)]
     if raw:

@@ -199,18 +199,18 @@ def to_svg(boxes, wires):
     for b in boxes:
         columns.setdefault(depth[b.id], []).append(b)
     has_in = any(w.kind == "input" for w in wires)
-    x = _MARGIN + (140 if has_in else 0)
-    pos = {}
-    bottom = 0
+    x: float = _MARGIN + (140 if has_in else 0)
+    pos: dict = {}
+    bottom = 0.0
     for col in sorted(columns):
         width = max(size[b.id][0] for b in columns[col])
-        y = _MARGIN + 20
+        y: float = _MARGIN + 20
         for b in columns[col]:
             pos[b.id] = (x, y)
             y += size[b.id][1] + _GAP_Y
         bottom = max(bottom, y)
         x += width + _GAP_X
-    anchors = {}
+    anchors: dict = {}
     for b in boxes:
         bx, by = pos[b.id]
         w, _ = size[b.id]

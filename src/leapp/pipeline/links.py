@@ -169,7 +169,7 @@ def _owned(trace, node):
     return node.index < len(trace.nodes) and trace.nodes[node.index] is node
 
 
-def _fields(link):
+def _fields(link: Link) -> tuple[str, str, int]:
     return link.node, link.port, link.pass_index
 
 

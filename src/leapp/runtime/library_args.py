@@ -97,10 +97,10 @@ def wrapper(name, original):
 
     wrapper.__name__ = getattr(original, "__name__", name)
     wrapper.__qualname__ = getattr(original, "__qualname__", name)
-    wrapper.__module__ = getattr(original, "__module__", None)
+    wrapper.__module__ = getattr(original, "__module__", None)  # type: ignore[assignment]
     wrapper.__doc__ = getattr(original, "__doc__", None)
-    wrapper.__wrapped__ = original
-    wrapper._leapp_sequences = name
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+    wrapper._leapp_sequences = name  # type: ignore[attr-defined]
     return wrapper
 
 

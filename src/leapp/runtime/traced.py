@@ -276,7 +276,7 @@ class TracedNpArray(np.ndarray):
     @flat.setter
     def flat(self, value):
         if _trace_of.trace is None:
-            return _ndarray.flat.__set__(self, value)
+            return _ndarray.flat.__set__(self, value)  # type: ignore[attr-defined]
         from .flat import TracedFlat
 
         TracedFlat(self)[...] = value
@@ -320,7 +320,7 @@ class TracedNpArray(np.ndarray):
         # NumPy's own .real of a real array is the array itself
         return _REAL(self) if np.iscomplexobj(self) else self
 
-    @property
+    @property  # type: ignore[misc]  # read-only here (NumPy's .imag is settable)
     def imag(self):
         return _IMAG(self)
 
