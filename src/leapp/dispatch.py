@@ -29,6 +29,7 @@ _handler = None  # set by leapp.runtime while a session is active
 
 class _PerThread(threading.local):
     site: str | None = None
+    loop_cap: bool = False  # the differential check's NumPy run: a bounded `while` stops at its bound
 
 
 _local = _PerThread()
@@ -192,6 +193,32 @@ def early(site, test, body, args, /):
     if _handler is None:
         return Pending(True, body(*args)) if test else _NOT_TAKEN
     return _branches().early(site, test, body, args)
+
+
+def while_(site, bound, test_fn, body_fn, args, /):
+    """The bounded ``while`` at ``site`` (``leapp.ast_pass.convert.loops``): ``args`` are the values it
+    carries, ``body_fn(*args)`` one iteration, at most ``bound`` of them once the test is traced."""
+    if _handler is None:
+        done = 0
+        while test_fn(*args):
+            past_bound(site, bound, done)
+            args = body_fn(*args)
+            done += 1
+        return args
+    from leapp.runtime import loops
+
+    return loops.while_(site, bound, test_fn, body_fn, args)
+
+
+class LoopBoundExceeded(Exception):
+    """A plain run of a bounded ``while`` went past its bound while ``local.loop_cap`` was set."""
+
+
+def past_bound(site, bound, done) -> None:
+    """Stop a plain run of the bounded ``while`` at ``site`` that is about to run iteration ``done + 1``
+    of ``bound`` when the differential check asked for it (NumPy's own loop may never end there)."""
+    if done >= bound and _local.loop_cap:
+        raise LoopBoundExceeded(f"{site}: the `while` loop needs more than its bound of {bound} iterations")
 
 
 def merge(pending, value, /):

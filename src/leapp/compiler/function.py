@@ -287,11 +287,13 @@ class CompiledFunction:
         if not graph.call:
             return None
         args, kwargs = graph.call
+        from ..runtime.loops import reference as plain  # a bounded `while` stops at its bound there
+        fn = plain(self)
 
         def reference(inputs):
             mapping = {path: np.array(inputs[name], copy=True) for path, name in graph.traced.input_paths}
             call_args, call_kwargs = replace_leaves(args, kwargs, mapping)
-            result = self.fn(*call_args, **call_kwargs)
+            result = fn(*call_args, **call_kwargs)
             spec, leaves = output_structure(result)
             if spec != graph.traced.output_spec:
                 raise ValueError("the function returned another structure than when traced")
