@@ -30,6 +30,7 @@ _handler = None  # set by leapp.runtime while a session is active
 class _PerThread(threading.local):
     site: str | None = None
     loop_cap: bool = False  # the differential check's NumPy run: a bounded `while` stops at its bound
+    sides: dict | None = None  # compiler/sides.py: site -> truth values its converted test took
 
 
 _local = _PerThread()
@@ -113,17 +114,26 @@ def _branches():
     return branches
 
 
+def _side(site, test):
+    """``bool(test)``, noted for ``site`` when the check records the sides its inputs take."""
+    taken = bool(test)
+    sides = _local.sides
+    if sides is not None:
+        sides.setdefault(site, set()).add(taken)
+    return taken
+
+
 def if_(site, test, true_fn, false_fn, args, /):
     """The ``if`` statement at ``site``: ``true_fn(*args)`` if ``test`` else ``false_fn(*args)``."""
     if _handler is None:
-        return true_fn(*args) if test else false_fn(*args)
+        return true_fn(*args) if _side(site, test) else false_fn(*args)
     return _branches().if_(site, test, true_fn, false_fn, args)
 
 
 def ifexp(site, test, true_fn, false_fn, /):
     """The conditional expression ``a if test else b`` at ``site``, its sides as thunks."""
     if _handler is None:
-        return true_fn() if test else false_fn()
+        return true_fn() if _side(site, test) else false_fn()
     return _branches().if_(site, test, true_fn, false_fn, ())
 
 
@@ -191,7 +201,7 @@ _NOT_TAKEN = Pending(False, None)
 def early(site, test, body, args, /):
     """``if test: <body ending in return>`` at the top of a function body, at ``site``."""
     if _handler is None:
-        return Pending(True, body(*args)) if test else _NOT_TAKEN
+        return Pending(True, body(*args)) if _side(site, test) else _NOT_TAKEN
     return _branches().early(site, test, body, args)
 
 
@@ -200,10 +210,12 @@ def while_(site, bound, test_fn, body_fn, args, /):
     carries, ``body_fn(*args)`` one iteration, at most ``bound`` of them once the test is traced."""
     if _handler is None:
         done = 0
-        while test_fn(*args):
+        test = _side(site, test_fn(*args))  # the entry test: whether the loop runs at all
+        while test:
             past_bound(site, bound, done)
             args = body_fn(*args)
             done += 1
+            test = test_fn(*args)
         return args
     from leapp.runtime import loops
 

@@ -26,7 +26,7 @@ from ..runtime import loops
 from ..runtime.ir import Node, format_loc
 from ..runtime.session_graph import _ACCUMULATING, _close, validate_samples
 from ..runtime.tracing import align, flatten_inputs, output_structure, trace_function
-from . import samples
+from . import samples, sides
 
 DEFAULT_SAMPLES = 3  # redrawn, sign-flipped, zeros: leapp.compile(check=N) changes the count
 
@@ -73,6 +73,7 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     names = {path: name for path, name in graph.traced.input_paths}
     compared = []
     tries = generated(args, kwargs, n, seed=len(cf._graphs))
+    tries += sides.both_sides(cf, args, kwargs, tries)  # inputs on the sides of converted tests not taken
     reference = loops.reference(cf)  # a bounded `while` stops at its bound there
     for t_args, t_kwargs in tries:
         try:

@@ -51,6 +51,7 @@ from ..runtime.tracing import (
 from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import samples
+from . import sides as sides_mod
 from . import source as src_mod
 from . import tier as tier_mod
 from .graph_cache import DEFAULT_MAX_SIGNATURES, GraphCache
@@ -164,6 +165,7 @@ class CompiledFunction:
         if self.source.branches:  # branches on data: what leapp.ast_pass.convert chose per site
             lines.append(f"  branches on data: {len(self.source.branches)}")
             lines += [f"    {b.describe()}" for b in self.source.branches]
+            lines += sides_mod.describe(self)  # sites the check inputs never took both ways
         if not self._graphs:
             lines.append("  not traced yet: call the function (or cf.trace(...)) to see runtime outcomes")
             lines.append(self._check(None).format("  static view").replace("\n", "\n  "))
