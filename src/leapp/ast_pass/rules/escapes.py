@@ -186,6 +186,14 @@ class ArrayTruthTest(Rule):
         Valid(src("""
             import numpy as np
             # leapp: trace
+            def f(x):
+                while np.abs(x).max() > 1.0:  # leapp: max-iterations=8
+                    x = x / 2.0
+                return x
+            """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
             def f(m):
                 w, v = np.linalg.eigh(m)
                 if w[0] < 0:
