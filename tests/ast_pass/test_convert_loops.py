@@ -85,6 +85,13 @@ def loops(body: str):
         x = x / 2
     return x
     """, "kept for its side effect"),
+    ("""\
+    global G
+    while x.max() > 1:  # leapp: max-iterations=4
+        G = x
+        x = x / 2
+    return x
+    """, "the loop body assigns `G`, declared global or nonlocal"),
 ])
 def test_a_refused_loop_names_the_property_that_failed(body, words):
     analysis = analyze_source(_source(body), "t.py")
@@ -154,3 +161,25 @@ def test_the_rewritten_loop_runs_as_the_original_without_a_trace():
     x = np.array([40.0, 3.0])  # more iterations than the bound: plain Python does not stop early
     (a, na), (b, nb) = ns_new["f"](x), ns_old["f"](x)
     assert np.array_equal(a, b) and na == nb == 6
+
+
+def test_a_bounded_loop_after_an_early_return_converts_both():
+    analysis = analyze_source(_source("""\
+    if x.sum() < 0:
+        return -x
+    while leapp.bounded(x.max() > 1, 4):
+        x = x / 2
+    return x
+    """), "t.py")
+    assert [(b.construct, b.verdict) for b in analysis.branches] == [("early", "select"), ("while", "loop")]
+    assert not [d for d in analysis.diagnostics if d.code == "LP202"]
+
+
+def test_opt_out_keeps_the_loop_refused():
+    analysis = analyze_source(_source("""\
+    while x.max() > 1:  # leapp: max-iterations=4
+        x = x / 2
+    return x
+    """), "t.py", convert=False)
+    (b,) = analysis.branches
+    assert not b.converted and "convert_control_flow=False" in b.reason

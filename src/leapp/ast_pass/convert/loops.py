@@ -141,23 +141,11 @@ def _plan_while(node, ctx):
             at = min(p for p in facts.stores[name] if _inside_node(p, node))[0] + ctx.positions.line_offset
             raise _Refused(f"`{name}` is assigned in the loop body and not before the `while`, so it has no "
                            f"value when the loop stops at once (assign it before the `while`) (line {at})")
-        if _read_before_assigned(node.body, name):
-            raise _Refused(f"the loop body reads `{name}` from the iteration before (assign it before "
-                           "the `while`)")
     return bound, tuple(sorted(carried))
 
 
 def _inside_node(pos, node) -> bool:
     return (node.lineno, node.col_offset) <= pos <= (node.end_lineno, node.end_col_offset)
-
-
-def _read_before_assigned(body, name) -> bool:
-    """Whether a load of ``name`` in ``body`` comes before its first store (a value of the last iteration)."""
-    loads = [(n.lineno, n.col_offset) for s in body for n in ast.walk(s)
-             if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-    stores = [(n.lineno, n.col_offset) for s in body for n in ast.walk(s)
-              if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-    return bool(loads) and (not stores or min(loads) < min(stores))
 
 
 # --- the conversion (LibCST) ------------------------------------------------------
