@@ -22,8 +22,9 @@ import numpy as np
 from .. import dispatch
 
 MAX_EXTRA = 2  # inputs added to the check: each costs one NumPy run and one graph run
-_SCALES = (-1.0, 0.0, 10.0, 0.1, -10.0, 1000.0, -0.1, -1000.0)
-_SHIFTS = (0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0)
+# at most 18 plain runs of the function when a side stays out of reach (an np.isnan guard)
+_SCALES = (-1.0, 0.0, 10.0, 0.1, -10.0, 1000.0)
+_SHIFTS = (0.0, 1.0, -1.0)
 
 
 def _converted(cf) -> bool:
