@@ -49,6 +49,7 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     p.add_argument("--onnx-every", type=int, default=0)
     p.add_argument("--report", default=None)
+    p.add_argument("--progress", type=int, default=0, help="print the counts so far every N programs")
     args = p.parse_args(argv)
     jobs = [(s, bool(args.onnx_every) and s % args.onnx_every == 0)
             for s in range(args.start, args.start + args.programs)]
@@ -64,6 +65,12 @@ def main(argv=None) -> int:
                 refusals[r["property"]] += 1
             if r["kind"] in BAD:
                 failures.append(r)
+                if args.progress:
+                    print(f"  seed {r['seed']} {r['kind']}: {r['detail'][:400]}", flush=True)
+            done = sum(counts.values())
+            if args.progress and done % args.progress == 0:
+                print(f"{done} programs, {time.perf_counter() - t0:.0f} s: "
+                      + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
     elapsed = time.perf_counter() - t0
     print(f"{args.programs} programs in {elapsed:.0f} s: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print("refused, by planted construct: " + ", ".join(f"{k} {v}" for k, v in sorted(refusals.items())))

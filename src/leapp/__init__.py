@@ -40,7 +40,14 @@ _LAZY = {
 # the deployed-pipeline loader runs without torch; everything else traces with it
 _NEEDS = {"leapp.export.loader": ("numpy",)}
 
-__all__ = [*_LAZY, "__version__"]
+__all__ = [*_LAZY, "__version__", "bounded"]
+
+
+def bounded(test, max_iterations, /):
+    """``while leapp.bounded(test, N):``: a ``while`` on traced data that ``leapp.compile`` converts to at
+    most N masked iterations (as ``# leapp: max-iterations=N`` on the ``while`` line does; see
+    docs/control-flow.md). Outside a converted function it is ``test``, unchanged."""
+    return test
 
 
 if not TYPE_CHECKING:  # hidden from type checkers, so that `leapp.compilee` is an error there

@@ -29,6 +29,8 @@ _handler = None  # set by leapp.runtime while a session is active
 
 class _PerThread(threading.local):
     site: str | None = None
+    loop_cap: bool = False  # the differential check's NumPy run: a bounded `while` stops at its bound
+    sides: dict | None = None  # compiler/sides.py: site -> truth values its converted test took
 
 
 _local = _PerThread()
@@ -112,17 +114,26 @@ def _branches():
     return branches
 
 
+def _side(site, test):
+    """``bool(test)``, noted for ``site`` when the check records the sides its inputs take."""
+    taken = bool(test)
+    sides = _local.sides
+    if sides is not None:
+        sides.setdefault(site, set()).add(taken)
+    return taken
+
+
 def if_(site, test, true_fn, false_fn, args, /):
     """The ``if`` statement at ``site``: ``true_fn(*args)`` if ``test`` else ``false_fn(*args)``."""
     if _handler is None:
-        return true_fn(*args) if test else false_fn(*args)
+        return true_fn(*args) if _side(site, test) else false_fn(*args)
     return _branches().if_(site, test, true_fn, false_fn, args)
 
 
 def ifexp(site, test, true_fn, false_fn, /):
     """The conditional expression ``a if test else b`` at ``site``, its sides as thunks."""
     if _handler is None:
-        return true_fn() if test else false_fn()
+        return true_fn() if _side(site, test) else false_fn()
     return _branches().if_(site, test, true_fn, false_fn, ())
 
 
@@ -190,8 +201,36 @@ _NOT_TAKEN = Pending(False, None)
 def early(site, test, body, args, /):
     """``if test: <body ending in return>`` at the top of a function body, at ``site``."""
     if _handler is None:
-        return Pending(True, body(*args)) if test else _NOT_TAKEN
+        return Pending(True, body(*args)) if _side(site, test) else _NOT_TAKEN
     return _branches().early(site, test, body, args)
+
+
+def while_(site, bound, test_fn, body_fn, args, /):
+    """The bounded ``while`` at ``site`` (``leapp.ast_pass.convert.loops``): ``args`` are the values it
+    carries, ``body_fn(*args)`` one iteration, at most ``bound`` of them once the test is traced."""
+    if _handler is None:
+        done = 0
+        test = _side(site, test_fn(*args))  # the entry test: whether the loop runs at all
+        while test:
+            past_bound(site, bound, done)
+            args = body_fn(*args)
+            done += 1
+            test = test_fn(*args)
+        return args
+    from leapp.runtime import loops
+
+    return loops.while_(site, bound, test_fn, body_fn, args)
+
+
+class LoopBoundExceeded(Exception):
+    """A plain run of a bounded ``while`` went past its bound while ``local.loop_cap`` was set."""
+
+
+def past_bound(site, bound, done) -> None:
+    """Stop a plain run of the bounded ``while`` at ``site`` that is about to run iteration ``done + 1``
+    of ``bound`` when the differential check asked for it (NumPy's own loop may never end there)."""
+    if done >= bound and _local.loop_cap:
+        raise LoopBoundExceeded(f"{site}: the `while` loop needs more than its bound of {bound} iterations")
 
 
 def merge(pending, value, /):

@@ -3,10 +3,12 @@
 ``generate(seed)`` writes a module with one decorated function of two float
 arrays ``x`` and ``y``: assignments, ``if``/``elif``/``else`` on a reduction
 or an element compared with a constant (nested, with ``and``/``or``/``not`` and
-comparison chains), early returns, conditional expressions, and now and then a
+comparison chains), early returns, conditional expressions, bounded ``while``
+loops (``# leapp: max-iterations=N`` or ``leapp.bounded``, with a counter in
+the test so that NumPy's loop ends within the bound), and now and then a
 branch leapp must refuse (an in-place update, a write into an array, a
 ``raise``, a ``print``, ``np.linalg.solve``, a dtype that differs between the
-branches). ``check(seed)`` imports it twice (decorated, and with the decorator
+branches, a ``while`` on data without a bound). ``check(seed)`` imports it twice (decorated, and with the decorator
 removed as the NumPy reference), traces on one sample and runs the *same*
 graph on inputs scaled and shifted so that the tests fall on both sides, and
 returns an ``Outcome``:
@@ -43,6 +45,7 @@ PLANTED = {
     "print": ("print('branch')", "side effect"),
     "solve": ("{v} = np.linalg.solve(np.eye({n}) + np.outer({v}, {v}), {v})", "raises on some inputs"),
     "dtype": ("{v} = {v}.astype(np.float16)", "dtypes"),
+    "unbounded": ("", "no static bound"),  # a `while` on data without `# leapp: max-iterations=N`
 }
 
 
@@ -118,15 +121,37 @@ class _Gen:
         if depth < 2 and r.random() < 0.25:
             self.branch(indent, depth + 1)
         if not self.planted and r.random() < 0.04:
-            self.planted = r.choice(sorted(PLANTED))
+            self.planted = r.choice(sorted(k for k in PLANTED if k != "unbounded"))
             text = PLANTED[self.planted][0].format(v=outs[0], n=self.n)
             self.lines.append(f"{indent}{text}")
+
+    def loop(self, indent) -> None:
+        """A bounded `while` on data; a counter stops it within its bound, so NumPy's loop ends too."""
+        r = self.rng
+        k = f"k{len(self.lines)}"
+        limit = r.randint(1, 5)
+        bound = limit + r.choice([0, 0, 1, 3])
+        v = r.choice(self.names)
+        self.lines.append(f"{indent}{k} = np.zeros((), {v}.dtype)")
+        test = f"({self.test()}) and {k} < {limit}" if r.random() < 0.8 else f"{k} < {limit} and ({self.test()})"
+        if not self.planted and r.random() < 0.05:
+            self.planted = "unbounded"
+            self.lines.append(f"{indent}while {test}:")
+        elif r.random() < 0.3:
+            self.lines.append(f"{indent}while leapp.bounded({test}, {bound}):")
+        else:
+            self.lines.append(f"{indent}while {test}:  # leapp: max-iterations={bound}")
+        outs = r.sample(self.names, min(len(self.names), r.randint(1, 2)))
+        self._body(indent + "    ", outs, 1)
+        self.lines.append(f"{indent}    {k} = {k} + 1")
 
     def statement(self) -> None:
         r = self.rng
         roll = r.random()
-        if roll < 0.35:
+        if roll < 0.3:
             self.assign("    ")
+        elif roll < 0.38:
+            self.loop("    ")
         elif roll < 0.8:
             self.branch("    ", 0)
         elif roll < 0.9:
@@ -261,7 +286,7 @@ def _tests_of(source) -> list[str]:
     tree = ast.parse(source)
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, (ast.If, ast.IfExp)):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
             out.append(ast.unparse(node.test))
     return out
 

@@ -22,10 +22,11 @@ import numpy as np
 import torch
 
 from ..errors import ReductionOrderWarning
+from ..runtime import loops
 from ..runtime.ir import Node, format_loc
 from ..runtime.session_graph import _ACCUMULATING, _close, validate_samples
 from ..runtime.tracing import align, flatten_inputs, output_structure, trace_function
-from . import samples
+from . import samples, sides
 
 DEFAULT_SAMPLES = 3  # redrawn, sign-flipped, zeros: leapp.compile(check=N) changes the count
 
@@ -72,6 +73,8 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     names = {path: name for path, name in graph.traced.input_paths}
     compared: list[Any] = []
     tries = generated(args, kwargs, n, seed=len(cf._graphs))
+    tries += sides.both_sides(cf, args, kwargs, tries)  # inputs on the sides of converted tests not taken
+    reference = loops.reference(cf)  # a bounded `while` stops at its bound there
     for t_args, t_kwargs in tries:
         try:
             call_args, call_kwargs = samples.isolated((t_args, t_kwargs))
@@ -80,7 +83,7 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                result = cf.fn(*call_args, **call_kwargs)
+                result = reference(*call_args, **call_kwargs)
         except Exception:  # not an input this function takes (a singular matrix, an index range)
             continue
         expected = align(result, graph.traced.output_spec)

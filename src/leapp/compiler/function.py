@@ -55,6 +55,7 @@ from . import crosscheck as cc_mod
 from . import guards as guards_mod
 from . import samples
 from . import scalars as scalars_mod
+from . import sides as sides_mod
 from . import source as src_mod
 from . import tier as tier_mod
 from .graph_cache import DEFAULT_MAX_SIGNATURES, GraphCache
@@ -182,6 +183,7 @@ class CompiledFunction(Generic[P, R]):
         if self.source.branches:  # branches on data: what leapp.ast_pass.convert chose per site
             lines.append(f"  branches on data: {len(self.source.branches)}")
             lines += [f"    {b.describe()}" for b in self.source.branches]
+            lines += sides_mod.describe(self)  # sites the check inputs never took both ways
         if not self._graphs:
             lines.append("  not traced yet: call the function (or cf.trace(...)) to see runtime outcomes")
             lines.append(self._check(None).format("  static view").replace("\n", "\n  "))
@@ -312,11 +314,13 @@ class CompiledFunction(Generic[P, R]):
         if not graph.call:
             return None
         args, kwargs = graph.call
+        from ..runtime.loops import reference as plain  # a bounded `while` stops at its bound there
+        fn = plain(self)
 
         def reference(inputs: dict[str, Any]) -> dict[str, np.ndarray]:
             mapping = {path: np.array(inputs[name], copy=True) for path, name in graph.traced.input_paths}
             call_args, call_kwargs = replace_leaves(args, kwargs, mapping)
-            result = self.fn(*call_args, **call_kwargs)
+            result = fn(*call_args, **call_kwargs)
             spec, leaves = output_structure(result)
             if spec != graph.traced.output_spec:
                 raise ValueError("the function returned another structure than when traced")

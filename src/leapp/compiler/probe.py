@@ -79,3 +79,4 @@ class Probe:
     chain = staticmethod(dispatch.chain)
     early = staticmethod(dispatch.early)
     merge = staticmethod(dispatch.merge)
+    while_ = staticmethod(dispatch.while_)

@@ -14,7 +14,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from . import expressions, statements
+from . import expressions, loops, statements
 from .plan import MARKER
 
 
@@ -24,7 +24,8 @@ class _Converter(cst.CSTTransformer):
     def __init__(self, branches, path, first_line, indent):
         super().__init__()
         self.path, self.first_line, self.indent = path, first_line, indent
-        self.ifs = {b.local: b for b in branches if b.converted and b.construct != "ifexp"}
+        self.ifs = {b.local: b for b in branches if b.converted and b.construct not in ("ifexp", "while")}
+        self.whiles = {b.local: b for b in branches if b.converted and b.construct == "while"}
         self.ifexps = {b.local: b for b in branches if b.converted and b.construct == "ifexp"}
         self.seen_on_line: dict[int, int] = {}
         self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
@@ -66,6 +67,14 @@ class _Converter(cst.CSTTransformer):
             sites.append(self._site(cur) if cur is not original else site)
             cur = cur.orelse
         return statements.convert_if(updated, branch, sites)
+
+    def leave_While(self, original, updated):
+        pos = self.get_metadata(PositionProvider, original).start
+        branch = self.whiles.get((pos.line, pos.column))
+        if branch is None:
+            return updated
+        self.applied += 1
+        return loops.convert_while(updated, branch, f"{self.path}:{branch.line}:{branch.col}")
 
     def leave_FunctionDef(self, original, updated):
         if not self.pending:

@@ -46,22 +46,26 @@ _PURE_BUILTINS = frozenset({"abs", "len", "min", "max", "round", "float", "int",
 class Branch:
     """One branch on data: what leapp does with it (``verdict`` "select" or "refused")."""
 
-    construct: str  # "if" (values flow out), "return" (every branch returns), "early", "ifexp"
+    construct: str  # "if" (values flow out), "return" (every branch returns), "early", "ifexp", "while"
     line: int  # file coordinates, 1-based, of the `if` (of the test, for a conditional expression)
     col: int
     local: tuple  # where the transformer finds it in the analysed text
-    verdict: str
+    verdict: str  # "select", "loop" (a bounded `while`, convert.loops) or "refused"
     reason: str = ""
     params: tuple = ()  # names passed into the branch functions
     outputs: tuple = ()  # names assigned from the select
+    bound: int = 0  # a bounded `while`: its most iterations
 
     @property
     def converted(self) -> bool:
-        return self.verdict == "select"
+        return self.verdict in ("select", "loop")
 
     def describe(self) -> str:
         what = {"if": "`if` statement", "return": "`if` whose branches return", "early": "early `return`",
-                "ifexp": "conditional expression"}[self.construct]
+                "ifexp": "conditional expression", "while": "`while` loop"}[self.construct]
+        if self.verdict == "loop":
+            flows = f", {', '.join(self.outputs)} carried" if self.outputs else ""
+            return f"line {self.line}: {what} converted to {self.bound} masked iterations{flows}"
         if self.converted:
             flows = f" ({', '.join(self.outputs)} selected)" if self.outputs else ""
             return f"line {self.line}: {what} converted to a select{flows}"
@@ -121,6 +125,9 @@ class _Checker:
             self.expr(s.test)
             self.block(s.body, returns=returns, loops=loops)
             self.block(s.orelse, returns=returns, loops=loops)
+        elif t is ast.While and not s.orelse:  # bounded on data (convert.loops checks its bound), or plain
+            self.expr(s.test)
+            self.block(s.body, returns="none", loops=loops + 1)
         elif t is ast.For and not s.orelse:
             self.expr(s.iter)
             self.target(s.target, s)
@@ -178,6 +185,8 @@ class _Checker:
             if canon.startswith("numpy.linalg.") and canon.rsplit(".", 1)[1] not in _SAFE_LINALG:
                 self.refuse(call, f"calls `{text}`, which raises on some inputs (a singular matrix) "
                                   "that the other branch may take")
+            return
+        if q == "leapp.bounded":  # a bounded `while` test (convert.loops): its operands are walked
             return
         if q is not None:
             self.refuse(call, f"calls `{text}`, which leapp cannot show is free of side effects")

@@ -186,6 +186,14 @@ class ArrayTruthTest(Rule):
         Valid(src("""
             import numpy as np
             # leapp: trace
+            def f(x):
+                while np.abs(x).max() > 1.0:  # leapp: max-iterations=8
+                    x = x / 2.0
+                return x
+            """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
             def f(m):
                 w, v = np.linalg.eigh(m)
                 if w[0] < 0:
@@ -262,7 +270,17 @@ class ArrayTruthTest(Rule):
     def visit_IfExp(self, node, ctx):
         ctx.__dict__.setdefault("_cf_ifexps", {})[id(node.test)] = node
 
+    def visit_While(self, node, ctx):
+        ctx.__dict__.setdefault("_cf_whiles", {})[id(node.test)] = node
+
     def visit_test(self, test, construct, ctx):
+        if construct == "`while` test":  # `while leapp.bounded(test, N):` tests its first argument
+            from ..convert import loops
+
+            node = ctx.__dict__.get("_cf_whiles", {}).get(id(test))
+            if node is not None and loops.bounded_call(test, ctx) is not None:
+                ctx.__dict__["_cf_whiles"][id(loops.loop_test(node, ctx))] = node
+                test = loops.loop_test(node, ctx)
         if isinstance(test, ast.BoolOp):
             ctx.claim(test)
         if _on_data(test, ctx):
@@ -293,6 +311,13 @@ class ArrayTruthTest(Rule):
             branch = plan.plan_if(node, ctx)
             for inner in plan.elif_nodes(node):
                 heads[id(inner)] = branch
+        elif construct == "`while` test":
+            from ..convert import loops
+
+            node = ctx.__dict__.get("_cf_whiles", {}).get(id(test))
+            if node is None:
+                return None
+            branch = loops.plan_while(node, ctx)
         elif construct == "conditional expression":
             node = ctx.__dict__.get("_cf_ifexps", {}).get(id(test))
             if node is None:
