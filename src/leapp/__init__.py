@@ -6,7 +6,7 @@ translation table and the static pass) never pays for importing torch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # what a type checker sees: the real objects, not Any (never imported at run time)
     from .api import annotate as annotate
@@ -42,8 +42,10 @@ _NEEDS = {"leapp.export.loader": ("numpy",)}
 
 __all__ = [*_LAZY, "__version__", "bounded"]
 
+_T = TypeVar("_T")
 
-def bounded(test, max_iterations, /):
+
+def bounded(test: _T, max_iterations: int, /) -> _T:
     """``while leapp.bounded(test, N):``: a ``while`` on traced data that ``leapp.compile`` converts to at
     most N masked iterations (as ``# leapp: max-iterations=N`` on the ``while`` line does; see
     docs/control-flow.md). Outside a converted function it is ``test``, unchanged."""

@@ -71,7 +71,7 @@ def both_sides(cf, args, kwargs, tries) -> list:
     for t_args, t_kwargs in tries:
         for site, values in (record(cf, t_args, t_kwargs) or {}).items():
             sides.setdefault(site, set()).update(values)
-    extra = []
+    extra: list = []
     for scale in _SCALES:
         for shift in _SHIFTS:
             if len(extra) >= MAX_EXTRA or all(len(v) == 2 for v in sides.values()):
