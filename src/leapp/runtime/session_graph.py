@@ -64,6 +64,7 @@ class CompiledNode:
         node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes, input_specs=specs)
         node.scalar_operands = _numpy_scalar_operands(trace)
         node._self_check(trace, checked)
+        node.fx_forward()  # the code every call and the differential check run: part of lowering
         return node
 
     @property
