@@ -17,6 +17,7 @@ code (``session_graph.CompiledNode.fx_forward``).
 
 from __future__ import annotations
 
+import math
 import operator
 
 import torch
@@ -33,7 +34,7 @@ _PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
 _PLAIN = (int, bool, str, type(None))  # written as themselves (repr round-trips them exactly)
 
 
-# source text -> the factory its code defines. The text names operands by position only (v3, _k1), so a
+# source text -> its code object. The text names operands by position only (v3, _k1), so a
 # signature traced again (another batch size) or the same program compiled again writes the same
 # text, and Python's compile() is most of writing forward() for a small graph.
 _compiled: dict = {}
@@ -55,9 +56,13 @@ def make_forward(graph: torch.fx.Graph, owner: torch.nn.Module):
         for m in ins:
             last_use[m] = i
 
+    bound = {}  # id -> name: an object used by many nodes (a torch function) is bound once
+
     def bind(value):
-        name = f"_k{len(env)}"
-        env[name] = value
+        name = bound.get(id(value))
+        if name is None or env[name] is not value:
+            name = bound[id(value)] = f"_k{len(env)}"
+            env[name] = value
         return name
 
     def expr(a):
@@ -66,6 +71,8 @@ def make_forward(graph: torch.fx.Graph, owner: torch.nn.Module):
             return names[a]
         if t in _PLAIN:
             return f"({a!r})" if t is int and a < 0 else repr(a)
+        if t is float and math.isfinite(a):  # repr round-trips a finite float exactly (-0.0 too)
+            return f"({a!r})" if math.copysign(1.0, a) < 0 else repr(a)
         # torch.fx keeps operands in its immutable_list / immutable_dict (subclasses): written as
         # the plain literals torch.fx's own code writes; a namedtuple or other subclass is bound
         if t is tuple:
@@ -76,7 +83,7 @@ def make_forward(graph: torch.fx.Graph, owner: torch.nn.Module):
             return "{" + ", ".join(f"{expr(k)}: {expr(v)}" for k, v in a.items()) + "}"
         if t is slice:
             return f"slice({expr(a.start)}, {expr(a.stop)}, {expr(a.step)})"
-        return bind(a)  # floats (nan, -0.0), strings, dtypes, devices, tensors: the object itself
+        return bind(a)  # nan, infinities, dtypes, devices, tensors, anything else: the object itself
 
     def call(args, kwargs):
         parts = [expr(a) for a in args] + [f"{k}={expr(v)}" for k, v in kwargs.items()]
@@ -120,19 +127,15 @@ def make_forward(graph: torch.fx.Graph, owner: torch.nn.Module):
         if not n.users:
             dead.append(var)
         lines.append(line + ("; del " + ", ".join(dict.fromkeys(dead)) if dead else ""))
-    # The bound objects are the closure of a function a factory makes: a closure variable reads as
-    # fast as a global, and a fresh globals dict per graph would make every global read of the
-    # first run miss the interpreter's caches (a quarter more on the robot example's first run).
-    unpack = f"    {', '.join(env)}, = _bound\n" if env else ""
-    source = (f"def _factory(_bound):\n{unpack}    def forward({', '.join(params)}):\n"
-              + "".join(f"        {line}\n" for line in lines) + "    return forward\n")
-    factory = _compiled.get(source)
-    if factory is None:
+    # The bound objects are the globals of the function (a closure of as many cells made Python's
+    # compiler superlinear: a 100,000-step chain did not compile in minutes).
+    source = f"def forward({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in lines)
+    code = _compiled.get(source)
+    if code is None:
         if len(_compiled) >= _MAX_COMPILED:
             _compiled.clear()
-        scope = {}
-        exec(compile(source, "<leapp forward>", "exec"), scope)  # noqa: S102 - leapp's own code
-        factory = _compiled[source] = scope["_factory"]
-    forward = factory(tuple(env.values()))
+        code = _compiled[source] = compile(source, "<leapp forward>", "exec")
+    exec(code, env)  # noqa: S102 - leapp's own generated code, names bound in env
+    forward = env["forward"]
     forward.__leapp_source__ = source
     return forward, constants
