@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -37,6 +38,9 @@ from leapp.export import export_node
 from leapp.runtime.tracing import trace_function
 
 NAMES = list(inspect.signature(robot_obs.step).parameters)
+# seconds the default's fused tier may take to be decided (--tier-limit S; a loaded machine's
+# first inductor compile, gcc included, can take longer than the default)
+TIER_LIMIT = float(sys.argv[sys.argv.index("--tier-limit") + 1]) if "--tier-limit" in sys.argv else 600.0
 
 
 def best(fn, repeat):
@@ -107,7 +111,7 @@ def calls(session):
     for batch, rounds, per_round in ((1, 30, 300), (4096, 30, 3)):
         inputs = robot_obs.example_inputs(batch=batch)
         expected = robot_obs.step(**inputs)
-        tiered = until_tiered(auto, inputs, expected)
+        tiered = until_tiered(auto, inputs, expected, TIER_LIMIT)
         compile_s = {}
         for name, f in (("leapp fx", fx), ("leapp inductor", ind), ("torch.compile", tc)):
             t = time.perf_counter()

@@ -9,7 +9,8 @@ run, which builds the call plan every later call uses) three ways: everything on
 differential check off (``check=0``), and also the escape watch off. The
 check's cost and the escape watch's cost are reported as fractions of the
 trace without either (goal, issue 17: at most 0.5 together on the robot
-example). Best of the rounds, interleaved so a busy machine slows all alike.
+example). Best of the rounds of this process's CPU time, interleaved so a busy
+machine slows all alike (its other processes' time is not counted).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def timed(fn, inputs, check, watch):
     tracing.WATCH_ESCAPES = watch
     try:
         cf = leapp.compile(fn, check=check)
-        t = time.perf_counter()
+        t = time.process_time()
         cf(**inputs)  # the first call: trace, checks, and the graph's first run (its call plan)
-        return time.perf_counter() - t
+        return time.process_time() - t
     finally:
         tracing.WATCH_ESCAPES = True
 

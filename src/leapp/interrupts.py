@@ -15,11 +15,13 @@ neither torch nor numpy.
 
 from __future__ import annotations
 
+import _signal  # signal's own functions, without the module's enum conversions (most of their cost)
 import signal
 import threading
 from contextlib import contextmanager
 
 _MAIN = threading.main_thread()
+_SIGINT = int(signal.SIGINT)
 _pending: list = []  # one entry per SIGINT received while deferred (list.append cannot be split)
 
 
@@ -30,14 +32,14 @@ def _record(signum, frame):
 @contextmanager
 def deferred():
     """The block runs whole: a SIGINT received inside it is delivered when it ends."""
-    if threading.current_thread() is not _MAIN or signal.getsignal(signal.SIGINT) in (None, _record):
+    if threading.current_thread() is not _MAIN or _signal.getsignal(_SIGINT) in (None, _record):
         yield  # no Python-level SIGINT here (another thread, a C handler), or an outer block defers
         return
-    previous = signal.signal(signal.SIGINT, _record)
+    previous = _signal.signal(_SIGINT, _record)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _signal.signal(_SIGINT, previous)
         if _pending:
             _pending.clear()
             signal.raise_signal(signal.SIGINT)  # to the handler now in place, as if it came now

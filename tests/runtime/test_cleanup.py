@@ -148,3 +148,25 @@ def test_a_session_interrupted_in_the_first_pass_of_a_fed_node_still_compiles_th
     p = leapp.compile_graph(validate=False)
     assert list(p.nodes) == ["a"]
     assert p["a"](x=np.ones(4, np.float32))["y"].tolist() == [2.0] * 4
+
+
+def test_a_numpy_function_replaced_between_traces_is_the_one_wrapped(monkeypatch):
+    # the wrappers are made once per original and reused; a replaced original gets its own
+    seen = []
+
+    def traced(x):
+        seen.append(getattr(np.zeros, "__wrapped__", None))  # None: the check's untraced runs
+        return x + 1.0
+
+    x = _frame(0)
+    leapp.compile(traced)(x)
+    own = np.zeros
+
+    def zeros(*args, **kwargs):
+        return own(*args, **kwargs)
+
+    monkeypatch.setattr(np, "zeros", zeros)
+    leapp.compile(traced)(x)
+    wrapped = [f for f in seen if f is not None]
+    assert len(wrapped) == 2 and wrapped[0] is own and wrapped[1] is zeros
+    assert np.zeros is zeros  # given back as it was found

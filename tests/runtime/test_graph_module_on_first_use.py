@@ -1,8 +1,9 @@
-"""Lowering and its checks do not write the GraphModule's code; its first use does, once.
+"""Lowering, its checks and the calls do not make the GraphModule; asking for it does, once.
 
 torch.fx writing and compiling ``forward()`` was 40% of lowering a small graph; the dtype check
-and the self-check interpret the graph instead (``build.Lowered``). The module made later is an
-ordinary GraphModule: its ``forward()`` has the inputs' names (torch.export reads them).
+and the self-check interpret the graph instead (``build.Lowered``), and calls run leapp's own
+forward (``runtime.forward``). The module made when asked for is an ordinary GraphModule: its
+``forward()`` has the inputs' names (torch.export reads them), and calls run it from then on.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _counting(monkeypatch):
     return written
 
 
-def test_lowering_writes_no_code_and_the_first_call_writes_it_once(monkeypatch):
+def test_lowering_and_calls_write_no_module_and_asking_for_it_writes_it_once(monkeypatch):
     written = _counting(monkeypatch)
     node = trace_function(prep, (X, V), {}, names=["x", "v"]).node  # lowered, dtype-checked, self-checked
     assert written == []
@@ -43,12 +44,14 @@ def test_lowering_writes_no_code_and_the_first_call_writes_it_once(monkeypatch):
     want = prep(X, V)
     np.testing.assert_array_equal(out["y"], want["y"])
     assert out["n"].dtype == want["n"].dtype == np.int64
-    assert len(written) == 1
     node(x=X * 2.0, v=V)
-    assert len(written) == 1
+    assert written == []
     gm = node.graph_module
+    assert len(written) == 1
     assert isinstance(gm, torch.fx.GraphModule) and "torch.clamp" in gm.code
     assert list(inspect.signature(gm.forward).parameters) == ["x", "v"]
+    np.testing.assert_array_equal(node(x=X * 2.0, v=V)["y"], prep(X * 2.0, V)["y"])
+    assert node.graph_module is gm and len(written) == 1
 
 
 def test_threads_asking_for_the_module_at_once_get_one(monkeypatch):

@@ -11,6 +11,7 @@ while tracing shows up as a mismatch.
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import torch
@@ -149,11 +150,10 @@ def _redraw(a, rng):
 
 def _uniform(a, rng):
     """Uniform in [min - span/2, max + span/2], so a wider range and both signs when near zero."""
-    finite = a[np.isfinite(a)]
-    if finite.size == 0:
-        lo, hi = -1.0, 1.0
-    else:
-        lo, hi = float(finite.min()), float(finite.max())
+    lo, hi = float(a.min()), float(a.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # a NaN or an infinity: the range of the rest
+        finite = a[np.isfinite(a)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
     span = hi - lo
     if span == 0.0:
         span = max(abs(lo), 1.0)

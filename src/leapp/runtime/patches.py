@@ -261,6 +261,21 @@ def _is_wrapper(fn) -> bool:
     return getattr(fn, "__code__", None) is _WRAPPER_CODE
 
 
+# (name, original) -> the wrapper made for them: a trace installs and removes the same wrappers
+# every time, and making them again was a tenth of recording a small function
+_made: dict = {}
+
+
+def _made_for(make, name, original):
+    key = (name, id(original))
+    hit = _made.get(key)
+    if hit is None or hit[0] is not original:
+        if len(_made) > 4 * (len(_TARGETS) + len(_MATH_TARGETS)):  # originals replaced many times
+            _made.clear()
+        hit = _made[key] = (original, make(name, original))
+    return hit[1]
+
+
 def _settle():
     """Make NumPy's and torch's attributes what the live holds ask for; idempotent, so a settle cut
     short by an exception is finished by the next one."""
@@ -269,7 +284,7 @@ def _settle():
         current = getattr(module, attr)
         ours = _is_wrapper(current)
         if wanted and not ours:
-            setattr(module, attr, _wrapper(name, current))
+            setattr(module, attr, _made_for(_wrapper, name, current))
         elif not wanted and ours:
             setattr(module, attr, current.__wrapped__)
     for attr, original, traced_obj in _CONCATENATORS:
@@ -278,7 +293,7 @@ def _settle():
         current = getattr(math, attr)
         ours = getattr(current, "_leapp_math", None) is not None
         if wanted and not ours:
-            setattr(math, attr, _math_wrapper(name, current))
+            setattr(math, attr, _made_for(_math_wrapper, name, current))
         elif not wanted and ours:
             setattr(math, attr, current.__wrapped__)
     for name, module, attr in _SEQUENCE_TARGETS:

@@ -52,6 +52,7 @@ class CompiledNode:
         self._runner_lock = threading.Lock()  # a plan is made and the runner swapped one at a time
         self._aliased = None  # outputs sharing memory with an input or a constant (see CallPlan)
         self._on_device = {}  # torch.device -> (the code it was copied at, the graph on that device)
+        self._own_forward = None  # (the Lowered, runner, constants) of runtime.forward's code
 
     @classmethod
     def from_trace(cls, trace, notes=()):
@@ -64,6 +65,7 @@ class CompiledNode:
         node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes, input_specs=specs)
         node.scalar_operands = _numpy_scalar_operands(trace)
         node._self_check(trace, checked)
+        node.fx_forward()  # the code every call and the differential check run: part of lowering
         return node
 
     @property
@@ -76,7 +78,32 @@ class CompiledNode:
                 if gm is None:
                     gm = self._gm = self._lowered.module()
                     self._lowered = None
+                    made = True
+                else:
+                    made = False
+            if made:  # plans running leapp's own forward move to the GraphModule's (hooks, rewrites)
+                with self._runner_lock:
+                    self._plans = {}
+                    self.generation += 1
         return gm
+
+    def fx_forward(self):
+        """``(run, constants)``: what runs the FX graph on tensors, and the constant tensors it holds.
+
+        The GraphModule's forward once it is made (as ``_forward_of``); before that, the same
+        graph's forward written by ``runtime.forward`` (a fraction of the GraphModule's fixed
+        cost), which makes the GraphModule only when an ``nn.Module`` hook is registered."""
+        lowered = self._lowered
+        if lowered is None or self._gm is not None:
+            gm = self.graph_module
+            return _forward_of(gm), list(gm.buffers())
+        mine = self._own_forward
+        if mine is None or mine[0] is not lowered:
+            from .forward import make_forward
+
+            fn, constants = make_forward(lowered.graph, lowered.root)
+            mine = self._own_forward = (lowered, _hooked(self, fn), constants)
+        return mine[1], mine[2]
 
     @graph_module.setter
     def graph_module(self, gm):
@@ -283,7 +310,7 @@ class CallPlan:
         compiled = node._runner is not None
         fits = compiled and [(a.shape, a.dtype) for a in arrays] == node._compiled_for
         self.node = node
-        self.runner = node._runner if fits else _forward_of(node.graph_module)
+        self.runner = node._runner if fits else node.fx_forward()[0]
         self.views = [a.dtype.isnative and min(a.strides, default=0) >= 0
                       and (not fits or a.flags.c_contiguous) for a in arrays]
         self.names = node.output_names
@@ -345,10 +372,10 @@ class CallPlan:
     def _plain_outputs(self, out, tensors):
         node = self.node
         if node._aliased is None:
-            gm = node.graph_module
-            fx_out = out if self.runner is not node.runner else gm(*tensors)  # the plan ran the FX graph
+            fx, constants = node.fx_forward()
+            fx_out = out if self.runner is not node._runner else fx(*tensors)  # the plan ran the FX graph
             owned = {t.untyped_storage().data_ptr() for t in tensors}
-            owned.update(b.untyped_storage().data_ptr() for b in gm.buffers())
+            owned.update(b.untyped_storage().data_ptr() for b in constants)
             node._aliased = {k for k in node.output_names
                              if fx_out[k].untyped_storage().data_ptr() in owned}
         return frozenset(k for k in self.names if k not in node._aliased
@@ -375,6 +402,20 @@ def _forward_of(gm):
             if h:
                 return gm(*tensors)
         return cls.forward(gm, *tensors)
+
+    return run
+
+
+def _hooked(node, fn):
+    """``fn`` (leapp's forward for ``node``), through the GraphModule while a global ``nn.Module``
+    hook is registered: a hook sees every module call, and leapp's forward has no module."""
+    hooks = _GLOBAL_HOOKS
+
+    def run(*tensors):
+        for h in hooks:
+            if h:
+                return node.graph_module(*tensors)
+        return fn(*tensors)
 
     return run
 
