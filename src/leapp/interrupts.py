@@ -15,7 +15,7 @@ neither torch nor numpy.
 
 from __future__ import annotations
 
-import _signal  # signal's own functions, without the module's enum conversions (most of their cost)
+import _signal  # type: ignore[import-not-found]  # signal's own functions, without the module's enum conversions (most of their cost)
 import signal
 import threading
 from contextlib import contextmanager

@@ -196,7 +196,7 @@ def _agrees_batched(node, compared) -> bool:
             got = run(*tensors)
         for key in node.output_names:
             value = got[key]
-            if not isinstance(value, torch.Tensor) or tuple(value.shape[:1]) != (rows * len(compared),):
+            if rows is None or not isinstance(value, torch.Tensor) or tuple(value.shape[:1]) != (rows * len(compared),):
                 return False
             # elementwise, so one comparison with NumPy's outputs stacked is each block's
             if not _close(tensor_to_numpy(value, node.output_dtypes[key]),

@@ -44,9 +44,9 @@ _MAX_COMPILED = 512
 def make_forward(graph: torch.fx.Graph, owner: torch.nn.Module):
     """``(forward, constants)``: ``forward(*tensors) -> {output name: value}`` running ``graph``
     (its ``get_attr`` targets read from ``owner`` now), and the constant tensors it holds."""
-    names = {}
-    env = {}
-    constants = []
+    names: dict = {}
+    env: dict = {}
+    constants: list = []
     lines = []
     params = []
     nodes = list(graph.nodes)
@@ -56,7 +56,7 @@ def make_forward(graph: torch.fx.Graph, owner: torch.nn.Module):
         for m in ins:
             last_use[m] = i
 
-    bound = {}  # id -> name: an object used by many nodes (a torch function) is bound once
+    bound: dict = {}  # id -> name: an object used by many nodes (a torch function) is bound once
 
     def bind(value):
         name = bound.get(id(value))

@@ -87,6 +87,10 @@ class CompiledNode:
                     self.generation += 1
         return gm
 
+    @graph_module.setter
+    def graph_module(self, gm: torch.fx.GraphModule) -> None:
+        self._gm, self._lowered = gm, None
+
     def fx_forward(self):
         """``(run, constants)``: what runs the FX graph on tensors, and the constant tensors it holds.
 
@@ -104,10 +108,6 @@ class CompiledNode:
             fn, constants = make_forward(lowered.graph, lowered.root)
             mine = self._own_forward = (lowered, _hooked(self, fn), constants)
         return mine[1], mine[2]
-
-    @graph_module.setter
-    def graph_module(self, gm):
-        self._gm, self._lowered = gm, None
 
     @property
     def runner(self):
