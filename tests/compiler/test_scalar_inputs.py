@@ -66,6 +66,17 @@ def test_a_lone_specialised_scalar_is_an_input_error_naming_the_port(t):
     assert "gap in lint" not in str(info.value)
 
 
+@leapp.compile
+def lone_python(t):
+    return t * 2  # a Python number in, a Python number out: no array anywhere in the trace
+
+
+@pytest.mark.parametrize("t", [0.5, 3, True])
+def test_a_lone_python_number_with_a_python_result_is_an_input_error(t):
+    with pytest.raises(InputError, match=r"the graph has no input: 't' \("):
+        lone_python(t)
+
+
 def test_a_lone_numpy_float_scalar_traces_as_the_input(tmp_path):
     import onnxruntime as ort
 

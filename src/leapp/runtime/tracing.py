@@ -194,6 +194,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
     leaves = flatten_inputs(args, kwargs)
     mapping = {}
     input_paths = []
+    value = None  # bound by the loops below only when there are inputs, outputs (deleted after)
     for path, value in leaves:
         key = input_name(path, names)
         mapping[path] = _traced_input(trace, key, value)
