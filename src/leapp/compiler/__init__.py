@@ -26,7 +26,8 @@ from .stateful import StatefulFunction
 
 def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str = "raise", name=None,
             state=None, backend: str | None = None, tier: str | None = None,
-            check: int = DEFAULT_SAMPLES, convert_control_flow: bool = True, max_signatures: int = 64):
+            check: int = DEFAULT_SAMPLES, convert_control_flow: bool = True, max_signatures: int = 64,
+            convert_libraries=True):
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
     ``strict``: every static diagnostic and every runtime untraced call or
@@ -54,6 +55,11 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
     whose test is on traced data becomes a select of both branches (``np.where``)
     where leapp proves that exact; False leaves every such test refused (LP202).
     See docs/control-flow.md.
+    ``convert_libraries``: the same conversion in library code the function calls
+    (``leapp.compiler.library``): True (the default: every module with source but
+    NumPy, torch and leapp, narrowed by ``[tool.leapp] library-allow`` /
+    ``library-deny``), False, or a list of module patterns that replaces those
+    lists (``"pkg"`` covers ``pkg.sub``; ``"!pkg"`` denies it).
     ``max_signatures``: how many traced signatures (graphs) are kept, the least
     recently used dropped past it, with one ``RetraceWarning`` naming the function.
     """
@@ -62,10 +68,11 @@ def compile(fn=None, *, strict: bool = True, validate: int = 0, crosscheck: str 
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
                                     crosscheck=crosscheck, name=name, backend=backend, tier=tier,
                                     check=check, convert_control_flow=convert_control_flow,
-                                    max_signatures=max_signatures)
+                                    max_signatures=max_signatures, convert_libraries=convert_libraries)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
                                 backend=backend, tier=tier, check=check,
-                                convert_control_flow=convert_control_flow, max_signatures=max_signatures)
+                                convert_control_flow=convert_control_flow, max_signatures=max_signatures,
+                                convert_libraries=convert_libraries)
 
     return wrap if fn is None else wrap(fn)
 

@@ -52,6 +52,7 @@ from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import samples
 from . import source as src_mod
+from . import library
 from . import tier as tier_mod
 from .graph_cache import DEFAULT_MAX_SIGNATURES, GraphCache
 from .probe import Probe
@@ -85,7 +86,7 @@ class Graph:
 class CompiledFunction:
     def __init__(self, fn, *, strict=True, crosscheck="raise", validate=0, name=None, backend=None, tier=None,
                  check=check_mod.DEFAULT_SAMPLES, convert_control_flow=True,
-                 max_signatures=DEFAULT_MAX_SIGNATURES):
+                 max_signatures=DEFAULT_MAX_SIGNATURES, convert_libraries=True):
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
         if isinstance(check, bool) or not isinstance(check, int) or check < 0:
@@ -106,6 +107,8 @@ class CompiledFunction:
         try:
             self.source = src_mod.read(fn, convert=convert_control_flow)
             self._traceable = src_mod.build(fn, self.source, self._probe)
+            policy = library.policy_for(self.source.path, convert_libraries, convert_control_flow)
+            self._probe.library = library.Conversions(policy) if policy.enabled else None
         except src_mod.NoSourceError as exc:
             self.source = None
             message = (f"leapp.compile({self.name}): {exc}, so leapp cannot lint or rewrite it. "
@@ -164,6 +167,7 @@ class CompiledFunction:
         if self.source.branches:  # branches on data: what leapp.ast_pass.convert chose per site
             lines.append(f"  branches on data: {len(self.source.branches)}")
             lines += [f"    {b.describe()}" for b in self.source.branches]
+        lines += library.format_report(self._probe.library)
         if not self._graphs:
             lines.append("  not traced yet: call the function (or cf.trace(...)) to see runtime outcomes")
             lines.append(self._check(None).format("  static view").replace("\n", "\n  "))
@@ -366,8 +370,12 @@ class CompiledFunction:
             if self.strict:  # the self-check's unexplained failures are refused below, not warned
                 warnings.simplefilter("ignore", LeappInternalWarning)
             try:
-                traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
-                                        strict=False, name=self.name)
+                for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
+                    traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
+                                            strict=False, name=self.name)
+                    if self._probe.library is None or not self._probe.library.retrace():
+                        break
+                    self._probe.reset()
             except LeappError as exc:
                 if static_errors:
                     raise ProblemsError([*static_errors, f"while tracing: {exc}"]) from exc
