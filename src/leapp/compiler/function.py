@@ -50,9 +50,8 @@ from ..runtime.tracing import (
 )
 from . import check as check_mod
 from . import crosscheck as cc_mod
-from . import samples
+from . import library, samples
 from . import source as src_mod
-from . import library
 from . import tier as tier_mod
 from .graph_cache import DEFAULT_MAX_SIGNATURES, GraphCache
 from .probe import Probe

@@ -87,7 +87,8 @@ def policy_for(path: str, convert_libraries=True, convert_control_flow=True) -> 
     from ..ast_pass.config import load_settings
 
     try:
-        settings = load_settings(path if os.path.exists(path) else os.getcwd())
+        folder = os.path.dirname(os.path.abspath(path))
+        settings = load_settings(folder if os.path.isdir(folder) else os.getcwd())
     except Exception:
         return Policy()  # an unreadable config is the lint's to report; conversion keeps its defaults
     where = f"[tool.leapp] in {settings.config_path}" if settings.config_path else ""
