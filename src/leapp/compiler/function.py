@@ -369,6 +369,7 @@ class CompiledFunction:
             if self.strict:  # the self-check's unexplained failures are refused below, not warned
                 warnings.simplefilter("ignore", LeappInternalWarning)
             try:
+                library.begin(self._probe.library)
                 for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
                     traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
                                             strict=False, name=self.name)

@@ -108,6 +108,7 @@ class Converted:
     code: types.CodeType | None
     branches: tuple = ()
     reason: str = ""  # why there is no code
+    arms: dict = dataclasses.field(default_factory=dict)  # branch line -> ((arm, first file line), ...)
 
     def branch_at(self, line):
         return next((b for b in self.branches if b.line == line), None)
@@ -160,7 +161,36 @@ def _convert(fn, text) -> Converted:
     if own_lines(converted) != len(dedented.splitlines()):
         raise RuntimeError(f"{path}: converting branches moved lines (a leapp bug, please report it)")
     return Converted(name, path, _compile(fn, converted, dedented, first, path, redirect=True),
-                     tuple(analysis.branches))
+                     tuple(analysis.branches), arms=_arms(dedented, analysis.branches, first))
+
+
+def _arms(text, branches, first) -> dict:
+    """Per converted ``if`` (by file line), each arm's name and first line: which one an input took
+    is the one whose first line ran (benchmarks/corpus.py reports it)."""
+    wanted = {b.line - first + 1: b for b in branches if b.converted and b.construct != "ifexp"}
+    out = {}
+    for node in ast.walk(ast.parse(text)):
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if not isinstance(stmt, ast.If) or stmt.lineno not in wanted:
+                    continue
+                arms, cur, name = [], stmt, "if"
+                while True:
+                    arms.append((name, cur.body[0].lineno + first - 1))
+                    if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) \
+                            and cur.orelse[0].col_offset == cur.col_offset:
+                        cur, name = cur.orelse[0], f"elif{len(arms)}"
+                        continue
+                    break
+                if cur.orelse:
+                    arms.append(("else", cur.orelse[0].lineno + first - 1))
+                elif wanted[stmt.lineno].construct == "early" and i + 1 < len(block):
+                    arms.append(("after", block[i + 1].lineno + first - 1))  # the early return not taken
+                out[stmt.lineno + first - 1] = tuple(arms)
+    return out
 
 
 def _fingerprint(code) -> tuple:
@@ -277,6 +307,41 @@ class Conversions:
                 out.append(f"    {conv.path} ({conv.qualname}) {b.describe()}")
         return out
 
+    def taken(self, fn, args) -> list[str]:
+        """Which arm of each converted library branch ``fn(*args)`` takes, run as NumPy (untraced):
+        ``geometry.py:19 if`` per branch (several when it runs more than once)."""
+        import sys
+
+        watched = {code: conv for code, conv in self.wanted.items() if conv is not None and conv.arms}
+        hits: dict = {}
+
+        def local(frame, event, arg):
+            if event == "line":
+                hits.setdefault(frame.f_code, set()).add(frame.f_lineno)
+            return local
+
+        def calls(frame, event, arg):
+            return local if frame.f_code in watched else None
+
+        previous = sys.gettrace()
+        sys.settrace(calls)
+        try:
+            fn(*args)
+        except Exception:
+            pass
+        finally:
+            sys.settrace(previous)
+        out = []
+        for code, conv in watched.items():
+            lines = hits.get(code, set())
+            for at, arms in sorted(conv.arms.items()):
+                names = [name for name, first in arms if first in lines]
+                where = f"{os.path.basename(conv.path)}:{at}"
+                if not names:
+                    names = ["no arm (test false)"] if code in hits else ["not reached"]
+                out.append(f"{where} {'+'.join(names)}")
+        return out
+
     # the runtime's side (leapp.runtime.library_calls)
     def substitute(self, fn):
         func, receiver = fn, None
@@ -343,6 +408,12 @@ class Conversions:
 
 
 _CALL_CODE = Conversions.call.__code__
+
+
+def begin(conversions) -> None:
+    """A new trace starts: what an earlier check's retrace noted is not this trace's news."""
+    if conversions is not None:
+        conversions.fresh = False
 
 
 def format_report(conversions) -> list[str]:
