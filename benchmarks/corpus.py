@@ -48,7 +48,8 @@ def main(argv=None):
     labels = collections.Counter(c.label for c in cases)
     print(f"{len(cases)} cases from {len(libraries)} libraries "
           f"({', '.join(f'{k} {v}' for k, v in sorted(libraries.items()))}); "
-          f"labels: {labels['trace']} trace, {labels['refuse']} refuse; {elapsed:.1f} s")
+          f"labels: {labels['trace']} trace, {labels['refuse']} refuse, {labels['convert']} convert; "
+          f"{elapsed:.1f} s")
     width = max(len(s) for s in runner.STATUSES)
     print(f"{'':<{width}}  " + "  ".join(f"{s:>8}" for s in runner.STAGES))
     for status in runner.STATUSES:

@@ -51,6 +51,13 @@ def method(x):
     return geo.Filter(1.0).step(x)
 
 
+def static_and_closure(x):
+    return geo.Limits.floor_at_zero(x, scale=2.0) + LIMITER(x)
+
+
+LIMITER = geo.make_limiter(1.0)
+
+
 def deny(x):
     return denied.positive_part(x)
 
@@ -100,6 +107,15 @@ def test_method_of_a_library_object_is_converted():
     cf = leapp.compile(method)
     _agrees(cf, method, [x, x / 10])
     _refused_without_conversion(method, x)
+
+
+def test_staticmethod_keyword_default_and_closure_are_kept():
+    x = np.array([1.0, -0.5, 2.0])
+    cf = leapp.compile(static_and_closure)
+    _agrees(cf, static_and_closure, [x, np.abs(x) / 10, -x])
+    report = cf.format_report()
+    assert "(Limits.floor_at_zero) line" in report and "(make_limiter.<locals>.limiter) line" in report
+    _refused_without_conversion(static_and_closure, x)
 
 
 def test_raise_guard_in_library_is_refused_naming_its_line():

@@ -6,7 +6,10 @@ Each row of ``TABLE`` is ``library | call | parameters | label | decides | reaso
   written to a real file by ``runner.write_module`` (``leapp.compile`` reads source);
 - *parameters* are ``name:kind`` (kinds in ``inputs.KINDS``: a fresh draw and edge inputs);
 - *label* is what is right: ``trace`` (a graph that matches NumPy on every input exists and
-  leapp must give it) or ``refuse`` (leapp must refuse with a clear ``LeappError``);
+  leapp must give it), ``refuse`` (leapp must refuse with a clear ``LeappError``) or ``convert``
+  (issue 19: ``@leapp.compile`` converts the library's branches on data, so it and its ONNX
+  export must match NumPy as for ``trace``, while the seed API, which reads no source and so
+  converts nothing, must refuse as for ``refuse``; *decides* and *reason* name that refusal);
 - *decides* is the library's ``file:line`` that makes it a refusal (relative to site-packages);
 - *reason* is why: ``control-flow`` (an ``if``/``while``/ternary/``and``/``or`` on an array value
   and nothing else: the functions issue 19 would convert), ``escape`` (a value read into Python:
@@ -395,6 +398,11 @@ class Case:
     def control_flow_only(self):
         """Refused only for control flow on data (issue 19's conversion would make it trace)."""
         return self.label == "refuse" and self.reason == "control-flow"
+
+    @property
+    def converted(self):
+        """Refused for control flow only until ``@leapp.compile`` converted it (issue 19)."""
+        return self.label == "convert"
 
 
 def _parse(table):

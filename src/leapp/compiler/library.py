@@ -199,7 +199,8 @@ def _fingerprint(code) -> tuple:
     ``ast`` tree than from text.)"""
     consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
                    for c in code.co_consts)
-    lines = tuple(sorted({line for _, _, line in code.co_lines() if line is not None}))
+    # the first line is the def's, or its first decorator's (which a recompiled copy has not)
+    lines = tuple(sorted({line for _, _, line in code.co_lines() if line is not None}))[1:]
     return (code.co_name, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
             code.co_varnames, tuple(sorted(code.co_names)), code.co_freevars, code.co_cellvars,
             consts, lines, code.co_flags & 0x2F)  # without CO_NESTED (16)

@@ -61,3 +61,21 @@ def _clip_norm(x, limit):
     if n > limit:
         x = x * (limit / n)
     return x
+
+
+class Limits:
+    @staticmethod
+    def floor_at_zero(x, *, scale=1.0):
+        if x.min() < 0:
+            x = x - x.min()
+        return x * scale
+
+
+def make_limiter(limit):
+    """A closure: the converted copy must see the same cell."""
+    def limiter(x):
+        n = np.linalg.norm(x)
+        if n > limit:
+            return x * (limit / n)
+        return x
+    return limiter
