@@ -197,8 +197,9 @@ def _fingerprint(code) -> tuple:
     """What the source decides of a code object, nested code included: names, constants, lines.
     (Not the bytecode itself: one interpreter compiles ``obj.f(x, k=v)`` differently from an
     ``ast`` tree than from text.)"""
-    consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
-                   for c in code.co_consts)
+    consts = tuple(_fingerprint(c) if isinstance(c, types.CodeType) else
+                   (type(c).__name__, " ".join(c.split()) if isinstance(c, str) else repr(c))
+                   for c in code.co_consts)  # a method's source is dedented, its docstring with it
     # the first line is the def's, or its first decorator's (which a recompiled copy has not)
     lines = tuple(sorted({line for _, _, line in code.co_lines() if line is not None}))[1:]
     return (code.co_name, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
