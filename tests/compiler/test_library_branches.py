@@ -58,6 +58,10 @@ def static_and_closure(x):
 LIMITER = geo.make_limiter(1.0)
 
 
+def helper_test(v):
+    return geo.direction(v)
+
+
 def deny(x):
     return denied.positive_part(x)
 
@@ -92,6 +96,14 @@ def test_near_zero_guard_two_calls_deep():
     _agrees(cf, near_zero, [v, np.zeros(3), v * 1e-12])
     assert "(safe_normalise) line" in cf.format_report()
     _refused_without_conversion(near_zero, v)
+
+
+def test_a_test_the_static_pass_cannot_type_is_converted_once_seen_on_data():
+    v = np.array([3.0, 4.0, 0.0])
+    cf = leapp.compile(helper_test)
+    _agrees(cf, helper_test, [v, np.zeros(3)])
+    assert f"(direction) line {_line(geo.direction, 'if near_zero')}: early `return` converted" in cf.format_report()
+    _refused_without_conversion(helper_test, v)
 
 
 def test_elif_chain_in_library_takes_every_arm():

@@ -117,8 +117,9 @@ class Converted:
 _cache: dict = {}  # (code object, source hash) -> Converted
 
 
-def convert(fn) -> Converted:
-    """``fn``'s converted code, from its source (cached by code object and source hash)."""
+def convert(fn, data_lines=frozenset()) -> Converted:
+    """``fn``'s converted code, from its source (cached by code object, source hash and the lines
+    whose test the runtime saw on traced data: those are converted whatever the static types)."""
     code = fn.__code__
     name = fn.__qualname__
     if getattr(fn, "__wrapped__", None) is not None:
@@ -127,20 +128,20 @@ def convert(fn) -> Converted:
         text = inspect.getsource(fn)
     except (OSError, TypeError) as exc:
         return Converted(name, code.co_filename, None, reason=f"its source cannot be read ({exc})")
-    key = (code, hashlib.sha1(text.encode()).hexdigest())
+    key = (code, hashlib.sha1(text.encode()).hexdigest(), frozenset(data_lines))
     got = _cache.get(key)
     if got is None:
         if len(_cache) > 512:
             _cache.clear()
         try:
-            got = _convert(fn, text)
+            got = _convert(fn, text, data_lines)
         except (SyntaxError, ValueError, RuntimeError, src_mod.NoSourceError) as exc:
             got = Converted(name, code.co_filename, None, reason=f"it could not be converted ({exc})")
         _cache[key] = got
     return got
 
 
-def _convert(fn, text) -> Converted:
+def _convert(fn, text, data_lines) -> Converted:
     from ..ast_pass.analyze import _dedent
     from ..ast_pass.convert.apply import apply, own_lines
 
@@ -151,7 +152,8 @@ def _convert(fn, text) -> Converted:
         return Converted(name, path, None, reason="it is a lambda")
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first,
                                        imports=src_mod.imports_of(fn.__globals__),
-                                       module_arrays=src_mod.module_arrays_of(fn.__globals__), convert=True)
+                                       module_arrays=src_mod.module_arrays_of(fn.__globals__), convert=True,
+                                       data_lines=data_lines)
     dedented, indent = _dedent(text)
     if _fingerprint(_compile(fn, dedented, dedented, first, path, redirect=False)) != _fingerprint(code):
         return Converted(name, path, None, reason="its source does not compile to the code that runs "
@@ -277,6 +279,8 @@ class Conversions:
     def __init__(self, policy: Policy):
         self.policy = policy
         self.wanted: dict = {}  # original code object -> None (noted) or Converted
+        self.lines: dict = {}  # original code object -> lines whose test was seen on traced data
+        self.original: dict = {}  # copy's code object -> the original's
         self.copies: dict = {}  # id(function) -> (function, its copy)
         self.of_copy: dict = {}  # copy's code object -> Converted
         self.refused: dict = {}  # code object -> why its module is not converted
@@ -355,10 +359,11 @@ class Conversions:
         if got is None or got[0] is not func:
             conv = self.wanted[func.__code__]
             if conv is None:
-                conv = self.wanted[func.__code__] = convert(func)
+                conv = self.wanted[func.__code__] = convert(func, self.lines.get(func.__code__, frozenset()))
             copy = None if conv.code is None else _instantiate(func, conv.code)
             if copy is not None:
                 self.of_copy[copy.__code__] = conv
+                self.original[copy.__code__] = func.__code__
             got = self.copies[id(func)] = (func, copy)
         copy = got[1]
         if copy is None:
@@ -376,6 +381,8 @@ class Conversions:
         conv = self.of_copy.get(inner)
         if conv is not None:  # already converted: this test is one the conversion left as it was
             branch = conv.branch_at(frame.f_lineno)
+            if branch is None and self._note_line(self.original[inner], frame.f_lineno):
+                return advice  # a test the static pass did not see as on data: converted next time
             if branch is not None and not branch.converted:
                 return (f"leapp did not convert this branch in library code ({conv.qualname}, "
                         f"{os.path.basename(conv.path)} line {branch.line}): {branch.reason}")
@@ -399,6 +406,8 @@ class Conversions:
                 continue
             self.wanted[code] = None
             self.fresh = True
+        if inner in self.wanted:
+            self._note_line(inner, frame.f_lineno)
         noted = self.wanted.get(inner, "")
         if isinstance(noted, Converted) and noted.code is None:
             return f"leapp could not convert {noted.qualname} (library code): {noted.reason}; {advice}"
@@ -407,6 +416,18 @@ class Conversions:
                     f"copy here (it is not called by name: a class, a callback, a function passed "
                     f"as a value); {advice}")
         return advice
+
+
+    def _note_line(self, original, line) -> bool:
+        """Convert the test at ``line`` of ``original`` whatever its static type; whether it is new."""
+        seen = self.lines.get(original, frozenset())
+        if line in seen:
+            return False
+        self.lines[original] = seen | {line}
+        self.wanted[original] = None
+        self.copies = {k: v for k, v in self.copies.items() if v[0].__code__ is not original}
+        self.fresh = True
+        return True
 
 
 _CALL_CODE = Conversions.call.__code__
