@@ -281,6 +281,8 @@ class Conversions:
         self.wanted: dict = {}  # original code object -> None (noted) or Converted
         self.lines: dict = {}  # original code object -> lines whose test was seen on traced data
         self.original: dict = {}  # copy's code object -> the original's
+        self.hot: set = set()  # id() of every code object in wanted (kept alive there): hashing a
+        # code object costs microseconds, and substitute runs before every call a copy makes
         self.copies: dict = {}  # id(function) -> (function, its copy)
         self.of_copy: dict = {}  # copy's code object -> Converted
         self.refused: dict = {}  # code object -> why its module is not converted
@@ -353,7 +355,7 @@ class Conversions:
         func, receiver = fn, None
         if type(fn) is types.MethodType:
             func, receiver = fn.__func__, fn.__self__
-        if type(func) is not types.FunctionType or func.__code__ not in self.wanted:
+        if type(func) is not types.FunctionType or id(func.__code__) not in self.hot:
             return fn
         got = self.copies.get(id(func))
         if got is None or got[0] is not func:
@@ -405,6 +407,7 @@ class Conversions:
             if original is not None or code in self.wanted or self.policy.refuses(mod) is not None:
                 continue
             self.wanted[code] = None
+            self.hot.add(id(code))
             self.fresh = True
         if inner in self.wanted:
             self._note_line(inner, frame.f_lineno)
