@@ -1,10 +1,11 @@
-"""The library corpus through leapp: ``python benchmarks/corpus.py [--json out.json] [-k SUBSTRING]``.
+"""The library corpus through leapp: ``python benchmarks/corpus.py [--json out.json] [-k SUBSTRING] [--reason R]``.
 
 Runs every case of ``tests/corpus/cases.py`` (functions from real pure-NumPy
 libraries, called unchanged) through strict ``@leapp.compile``, the seed API and
 ONNX, against NumPy on fresh and edge inputs (``tests/corpus/runner.py``).
 Prints the counts per stage, the cases whose label does not hold grouped by
-outcome, and the functions refused only for control flow on data (issue 19).
+outcome, the functions labelled refused only for control flow on data, and
+each library branch leapp converted with the arm every input took (issue 19).
 Exits 1 when any label does not hold.
 """
 
@@ -31,10 +32,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write every case's outcomes here")
     parser.add_argument("-k", default="", help="only cases whose id contains this")
+    parser.add_argument("--reason", default="", help="only cases labelled with this reason (control-flow, ...)")
     parser.add_argument("--quiet", action="store_true", help="counts only")
     options = parser.parse_args(argv)
 
-    cases = [c for c in CASES if options.k in c.id]
+    cases = [c for c in CASES if options.k in c.id and (not options.reason or c.reason == options.reason)]
     results, start = {}, time.perf_counter()
     with tempfile.TemporaryDirectory() as directory:
         module = runner.write_module(directory, cases)
@@ -46,7 +48,8 @@ def main(argv=None):
     labels = collections.Counter(c.label for c in cases)
     print(f"{len(cases)} cases from {len(libraries)} libraries "
           f"({', '.join(f'{k} {v}' for k, v in sorted(libraries.items()))}); "
-          f"labels: {labels['trace']} trace, {labels['refuse']} refuse; {elapsed:.1f} s")
+          f"labels: {labels['trace']} trace, {labels['refuse']} refuse, {labels['convert']} convert; "
+          f"{elapsed:.1f} s")
     width = max(len(s) for s in runner.STATUSES)
     print(f"{'':<{width}}  " + "  ".join(f"{s:>8}" for s in runner.STAGES))
     for status in runner.STATUSES:
@@ -72,9 +75,16 @@ def main(argv=None):
                 for p in problems:
                     print(f"    {p[:400]}")
         flow = [c for c in cases if c.control_flow_only]
-        print(f"\n## refused only for control flow on data (issue 19): {len(flow)}")
+        print(f"\n## labelled refused only for control flow on data (issue 19): {len(flow)}")
         for c in flow:
-            print(f"- {c.id}: {c.decides}")
+            print(f"- {c.id}: {c.decides} (compile: {results[c.id]['compile'].status})")
+        converted = [c for c in cases if results[c.id]["compile"].branches]
+        print(f"\n## library branches converted (issue 19), the arm each input took: {len(converted)}")
+        for c in converted:
+            outcome = results[c.id]["compile"]
+            print(f"- {c.id} [{c.label}] compile: {outcome.status}")
+            for line in outcome.branches:
+                print(f"    {line}")
     if options.json:
         with open(options.json, "w") as f:
             json.dump({k: {s: dataclasses.asdict(o) for s, o in v.items()} for k, v in results.items()},

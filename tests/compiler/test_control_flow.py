@@ -77,6 +77,12 @@ def two_guards(x):
     return x
 
 
+def early_pair(x):
+    if x.sum() < 0:
+        return x * 0, x.min()  # a tuple without parentheses: one value for the select
+    return x, x.max()
+
+
 def either(x):
     if x[0] > 1 or x[1] < -1:
         x = -x
@@ -95,6 +101,7 @@ CASES = [
     (both_return, lambda v: (v.astype(F32),), [np.array([1.0, 2.0]), np.array([-1.0, -2.0])]),
     (two_guards, lambda v: (v.astype(F32),),
      [np.array([0.0, 0.0]), np.array([2.0, 0.0]), np.array([0.0, 2.0]), np.array([2.0, 2.0])]),
+    (early_pair, lambda v: (v.astype(F32),), [np.array([1.0, 2.0]), np.array([-1.0, -2.0])]),
     (either, lambda v: (v.astype(F32),),
      [np.array([0.0, 0.0]), np.array([2.0, 0.0]), np.array([0.0, -2.0]), np.array([2.0, -2.0])]),
 ]

@@ -6,7 +6,10 @@ Each row of ``TABLE`` is ``library | call | parameters | label | decides | reaso
   written to a real file by ``runner.write_module`` (``leapp.compile`` reads source);
 - *parameters* are ``name:kind`` (kinds in ``inputs.KINDS``: a fresh draw and edge inputs);
 - *label* is what is right: ``trace`` (a graph that matches NumPy on every input exists and
-  leapp must give it) or ``refuse`` (leapp must refuse with a clear ``LeappError``);
+  leapp must give it), ``refuse`` (leapp must refuse with a clear ``LeappError``) or ``convert``
+  (issue 19: ``@leapp.compile`` converts the library's branches on data, so it and its ONNX
+  export must match NumPy as for ``trace``, while the seed API, which reads no source and so
+  converts nothing, must refuse as for ``refuse``; *decides* and *reason* name that refusal);
 - *decides* is the library's ``file:line`` that makes it a refusal (relative to site-packages);
 - *reason* is why: ``control-flow`` (an ``if``/``while``/ternary/``and``/``or`` on an array value
   and nothing else: the functions issue 19 would convert), ``escape`` (a value read into Python:
@@ -82,7 +85,7 @@ FP_PS = np.stack([np.eye(3) * (1.0 + i) for i in range(5)])
 
 TABLE = """
 # transforms3d
-transforms3d|transforms3d.quaternions.quat2mat(q)|q:quat|refuse|transforms3d/quaternions.py:131|control-flow
+transforms3d|transforms3d.quaternions.quat2mat(q)|q:quat|convert|transforms3d/quaternions.py:131|control-flow
 transforms3d|transforms3d.quaternions.mat2quat(m)|m:rot|refuse|transforms3d/quaternions.py:216|control-flow
 transforms3d|transforms3d.quaternions.qmult(a, b)|a:quat,b:quat
 transforms3d|transforms3d.quaternions.qconjugate(q)|q:quat
@@ -166,7 +169,7 @@ rowan|rowan.interpolate.slerp(a, b, t)|a:quats,b:quats,t:unit_interval|refuse|ro
 rowan|rowan.calculus.derivative(q, v)|q:quats,v:vecs3|refuse|rowan/functions.py:424|control-flow
 rowan|rowan.calculus.integrate(q, v, 0.01)|q:quats,v:vecs3|refuse|rowan/functions.py:424|control-flow
 # pytransform3d
-pytransform3d|pytransform3d.rotations.matrix_from_quaternion(q)|q:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.matrix_from_quaternion(q)|q:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_from_matrix(m)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.rotations.axis_angle_from_matrix(m)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.rotations.compact_axis_angle_from_matrix(m)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
@@ -176,14 +179,14 @@ pytransform3d|pytransform3d.rotations.quaternion_from_axis_angle(a)|a:vec4|refus
 pytransform3d|pytransform3d.rotations.axis_angle_from_quaternion(q)|q:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.concatenate_quaternions(a, b)|a:quat,b:quat
 pytransform3d|pytransform3d.rotations.q_conj(q)|q:quat
-pytransform3d|pytransform3d.rotations.q_prod_vector(q, v)|q:quat,v:vec3|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.q_prod_vector(q, v)|q:quat,v:vec3|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_dist(a, b)|a:quat,b:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_diff(a, b)|a:quat,b:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.cross_product_matrix(v)|v:vec3
-pytransform3d|pytransform3d.rotations.norm_vector(v)|v:vec3|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.norm_vector(v)|v:vec3|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.angle_between_vectors(a, b)|a:vec3,b:vec3
 pytransform3d|pytransform3d.rotations.angle_between_vectors(a, b, fast=True)|a:vec3,b:vec3
-pytransform3d|pytransform3d.rotations.vector_projection(a, b)|a:vec3,b:vec3|refuse|pytransform3d/rotations/_utils.py:169|control-flow
+pytransform3d|pytransform3d.rotations.vector_projection(a, b)|a:vec3,b:vec3|convert|pytransform3d/rotations/_utils.py:169|control-flow
 pytransform3d|pytransform3d.rotations.perpendicular_to_vectors(a, b)|a:vec3,b:vec3
 pytransform3d|pytransform3d.rotations.norm_angle(a)|a:angles
 pytransform3d|pytransform3d.rotations.active_matrix_from_angle(2, a)|a:angle
@@ -195,22 +198,22 @@ pytransform3d|pytransform3d.rotations.quaternion_from_euler(e, 2, 1, 0, False)|e
 pytransform3d|pytransform3d.rotations.euler_from_quaternion(q, 2, 1, 0, False)|q:unit_quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.norm_axis_angle(a)|a:vec4|refuse|pytransform3d/rotations/_axis_angle.py:84|control-flow
 pytransform3d|pytransform3d.rotations.compact_axis_angle(a)|a:vec4|refuse|pytransform3d/rotations/_axis_angle.py:84|control-flow
-pytransform3d|pytransform3d.rotations.mrp_from_quaternion(q)|q:unit_quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.mrp_from_quaternion(q)|q:unit_quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_from_mrp(p)|p:vec3
-pytransform3d|pytransform3d.rotations.quaternion_xyzw_from_wxyz(q)|q:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.quaternion_wxyz_from_xyzw(q)|q:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.quaternion_xyzw_from_wxyz(q)|q:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.quaternion_wxyz_from_xyzw(q)|q:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.wedge(a, b)|a:vec3,b:vec3
 pytransform3d|pytransform3d.rotations.geometric_product(a, b)|a:vec3,b:vec3
-pytransform3d|pytransform3d.rotations.rotor_reverse(r)|r:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.rotor_apply(r, v)|r:unit_quat,v:vec3|refuse|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.matrix_from_rotor(r)|r:unit_quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.concatenate_rotors(a, b)|a:unit_quat,b:unit_quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.rotor_reverse(r)|r:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.rotor_apply(r, v)|r:unit_quat,v:vec3|convert|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.matrix_from_rotor(r)|r:unit_quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.concatenate_rotors(a, b)|a:unit_quat,b:unit_quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.rotation_6d_from_matrix(m)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.rotations.matrix_from_rotation_6d(r)|r:vec6|refuse|pytransform3d/rotations/_matrix.py:224|control-flow
-pytransform3d|pytransform3d.rotations.norm_matrix(m)|m:mat3|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.norm_matrix(m)|m:mat3|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.matrix_from_two_vectors(a, b)|a:vec3,b:vec3|refuse|pytransform3d/rotations/_matrix.py:224|control-flow
-pytransform3d|pytransform3d.rotations.quaternion_slerp(a, b, t)|a:unit_quat,b:unit_quat,t:unit_interval|refuse|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.quaternion_double(q)|q:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.quaternion_slerp(a, b, t)|a:unit_quat,b:unit_quat,t:unit_interval|convert|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.quaternion_double(q)|q:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.plane_basis_from_normal(n)|n:vec3|refuse|pytransform3d/rotations/_utils.py:198|control-flow
 pytransform3d|pytransform3d.transformations.transform_from(r, p)|r:rot,p:vec3
 pytransform3d|pytransform3d.transformations.invert_transform(a)|a:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
@@ -219,7 +222,7 @@ pytransform3d|pytransform3d.transformations.transform(a, p)|a:hom,p:vec4|refuse|
 pytransform3d|pytransform3d.transformations.vector_to_point(v)|v:vec3
 pytransform3d|pytransform3d.transformations.vectors_to_points(v)|v:vecs3
 pytransform3d|pytransform3d.transformations.pq_from_transform(a)|a:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
-pytransform3d|pytransform3d.transformations.transform_from_pq(pq)|pq:vec7|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.transformations.transform_from_pq(pq)|pq:vec7|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.transformations.exponential_coordinates_from_transform(a)|a:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.transformations.transform_from_exponential_coordinates(s)|s:vec6|refuse|pytransform3d/transformations/_screws.py:873|control-flow
 pytransform3d|pytransform3d.transformations.adjoint_from_transform(a)|a:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
@@ -272,7 +275,7 @@ ahrs|ahrs.common.orientation.quat2axang(q)|q:unit_quat|refuse|ahrs/common/orient
 ahrs|ahrs.common.orientation.q_correct(q)|q:quats|refuse|ahrs/common/orientation.py:382|escape
 ahrs|ahrs.common.orientation.q2R(q)|q:quat|refuse|ahrs/common/orientation.py:471|state
 ahrs|ahrs.common.orientation.q2R(q, version=2)|q:quat|refuse|ahrs/common/orientation.py:471|state
-ahrs|ahrs.common.orientation.q2euler(q)|q:unit_quat|refuse|ahrs/common/orientation.py:501|control-flow
+ahrs|ahrs.common.orientation.q2euler(q)|q:unit_quat|convert|ahrs/common/orientation.py:501|control-flow
 ahrs|ahrs.common.orientation.dcm2quat(r)|r:rot
 ahrs|ahrs.common.orientation.rpy2q(e)|e:euler
 ahrs|ahrs.common.orientation.cardan2q(e)|e:euler
@@ -286,7 +289,7 @@ ahrs|ahrs.common.orientation.chiaverini(r)|r:rot|refuse|ahrs/common/orientation.
 ahrs|ahrs.common.orientation.hughes(r)|r:rot|refuse|ahrs/common/orientation.py:1095|control-flow
 ahrs|ahrs.common.orientation.sarabandi(r)|r:rot|refuse|ahrs/common/orientation.py:1280|control-flow
 ahrs|ahrs.common.orientation.itzhack(r)|r:rot|refuse|ahrs/common/orientation.py:1570|untraced
-ahrs|ahrs.common.orientation.shepperd(r)|r:rot|refuse|ahrs/common/orientation.py:1711|control-flow
+ahrs|ahrs.common.orientation.shepperd(r)|r:rot|convert|ahrs/common/orientation.py:1711|control-flow
 ahrs|ahrs.common.mathfuncs.cosd(x)|x:angles
 ahrs|ahrs.common.mathfuncs.sind(x)|x:angles
 ahrs|ahrs.common.mathfuncs.skew(x)|x:vec3
@@ -395,6 +398,11 @@ class Case:
     def control_flow_only(self):
         """Refused only for control flow on data (issue 19's conversion would make it trace)."""
         return self.label == "refuse" and self.reason == "control-flow"
+
+    @property
+    def converted(self):
+        """Refused for control flow only until ``@leapp.compile`` converted it (issue 19)."""
+        return self.label == "convert"
 
 
 def _parse(table):

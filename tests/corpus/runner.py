@@ -45,6 +45,7 @@ class Outcome:
     detail: str = ""
     warnings: tuple = ()  # "Category: file:line" of each distinct warning seen in the stage
     library_lines: tuple = ()  # file:line outside leapp that a warning or the error pointed at
+    branches: tuple = ()  # compile stage: "input: file:line arm, ..." per converted library branch
 
 
 def write_module(directory, cases=CASES):
@@ -214,7 +215,18 @@ def stage_compile(case, module):
             outcome.warnings = watch.summary()[0]
             return outcome, cf
     kinds, lines = watch.summary()
-    return Outcome(SILENT if problem else EXACT, problem or "", kinds, lines), cf
+    return Outcome(SILENT if problem else EXACT, problem or "", kinds, lines,
+                   branches_taken(cf, plain, [("example", example), *compare])), cf
+
+
+def branches_taken(cf, plain, inputs) -> tuple:
+    """Which arm of each library branch leapp converted each input takes (run as NumPy)."""
+    conversions = getattr(cf, "_probe", None) and cf._probe.library
+    if conversions is None or not any(c is not None and c.arms for c in conversions.wanted.values()):
+        return ()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return tuple(f"{name}: {', '.join(conversions.taken(plain, _copy(args)))}" for name, args in inputs)
 
 
 def stage_seed(case, module):
@@ -306,7 +318,8 @@ def label_holds(case, outcomes):
     broken = []
     for stage in outcomes:
         got = outcomes[stage]
-        if case.label == "trace":
+        traces = case.label == "trace" or (case.label == "convert" and stage != "seed")
+        if traces:
             # ONNX may refuse an op it has no translation for, naming the line (never silently)
             want = (EXACT, REFUSED) if stage == "onnx" else (EXACT,)
             if stage == "onnx" and outcomes["compile"].status != EXACT:

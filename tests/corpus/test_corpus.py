@@ -1,5 +1,6 @@
 """Every corpus case's label holds: ``trace`` is exact in @leapp.compile, the seed API and ONNX;
-``refuse`` is a clear LeappError naming a line (``benchmarks/corpus.py`` prints the counts)."""
+``refuse`` is a clear LeappError naming a line; ``convert`` is exact in @leapp.compile and ONNX
+(library branches converted) and refused by the seed API (``benchmarks/corpus.py`` prints the counts)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ _SITE = os.path.dirname(os.path.dirname(runner.np.__file__))
 _BRANCH = re.compile(r"\b(if|elif|while|and|or|not|assert)\b")
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in CASES if c.label == "refuse"])
+@pytest.mark.parametrize("case_id", [c.id for c in CASES if c.label in ("refuse", "convert")])
 def test_refusal_names_a_real_library_line(case_id):
     """The recorded deciding line exists in the installed library (a version bump that moves it
     fails here), and a control-flow refusal's line is a test on a value."""
@@ -89,5 +90,5 @@ def test_refusal_names_a_real_library_line(case_id):
     path, _, line = case.decides.rpartition(":")
     text = linecache.getline(os.path.join(_SITE, path), int(line))
     assert text.strip(), f"{case.decides}: no such line in the installed library"
-    if case.control_flow_only:
+    if case.control_flow_only or case.converted:
         assert _BRANCH.search(text), f"{case.decides}: {text.strip()!r} is not a branch"

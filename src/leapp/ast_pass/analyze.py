@@ -102,13 +102,13 @@ def _dedent(source: str) -> tuple[str, int]:
 
 def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
                    include_functions=(), imports=None, select=None, ignore=None,
-                   module_arrays=(), convert=True, module_state=()) -> Analysis:
+                   module_arrays=(), convert=True, module_state=(), data_lines=()) -> Analysis:
     """Check ``source``; see the package docstring for the contract."""
     try:
         return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
                         include_functions=include_functions, imports=imports, select=select,
                         ignore=ignore, module_arrays=module_arrays, convert=convert,
-                        module_state=module_state)
+                        module_state=module_state, data_lines=data_lines)
     except (RecursionError, MemoryError) as e:
         # Nesting too deep even with run_deep's room (a 170,000-term sum): CPython's own compiler
         # gives up far earlier (about 5,000 terms at its default limits), so the file cannot run.
@@ -120,7 +120,7 @@ def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", 
 
 
 def _analyze(source: str, path: str, *, scope, first_line, include_functions, imports, select,
-             ignore, module_arrays=(), convert=True, module_state=()) -> Analysis:
+             ignore, module_arrays=(), convert=True, module_state=(), data_lines=()) -> Analysis:
     if scope not in ("auto", "all"):
         raise ValueError(f"scope must be 'auto' or 'all', not {scope!r}")
     result = Analysis()
@@ -155,6 +155,7 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
                     Positions(lines, first_line - 1, indent),
                     "np" if "np" in aliases else (aliases[0] if aliases else None))
     walker.convert = convert
+    walker.data_lines = frozenset(data_lines)  # file lines whose test the runtime saw on traced data
     walker.collect_module_arrays()
     for name in module_arrays:  # the function's globals holding arrays, from the compiler
         module.bound.add(name)

@@ -6,6 +6,12 @@
     include = ["pkg/prep.py:normalize", "pkg/features/*.py", "pkg/*.py:Prep.*"]
     exclude = ["tests/fixtures/*"]
     max-file-size = 5242880
+    library-allow = ["transforms3d", "mylib.*"]   # library code leapp.compile may convert (default: all)
+    library-deny = ["mylib.unsafe"]
+
+``library-allow`` / ``library-deny``: which modules' functions ``leapp.compile``
+converts when their branches test traced data (``leapp.compiler.library``);
+a name covers its submodules, a pattern is a glob. NumPy, torch and leapp never are.
 
 ``include`` puts code in scope without touching it: ``file`` (a glob, relative to
 the ``pyproject.toml``) traces the whole file; ``file:function`` traces the
@@ -29,7 +35,7 @@ else:  # Python 3.10
     except ImportError:
         tomllib = None
 
-KEYS = {"select", "ignore", "include", "exclude", "max-file-size"}
+KEYS = {"select", "ignore", "include", "exclude", "max-file-size", "library-allow", "library-deny"}
 DEFAULT_EXCLUDE = (".git", ".hg", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
                    ".leapp_cache", "node_modules", ".eggs", ".mypy_cache", ".ruff_cache")
 
@@ -48,6 +54,8 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     scope: str = "auto"
     config_path: str | None = None
+    library_allow: list[str] | None = None  # None: every library module may be converted
+    library_deny: list[str] = field(default_factory=list)
 
     def relative(self, path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), self.root)
@@ -118,6 +126,10 @@ def load_settings(start: str, config_path: str | None = None) -> Settings:
     for key in ("ignore", "include", "exclude"):
         if key in conf:
             setattr(settings, key, _strings(conf[key], key, path))
+    if "library-allow" in conf:
+        settings.library_allow = _strings(conf["library-allow"], "library-allow", path)
+    if "library-deny" in conf:
+        settings.library_deny = _strings(conf["library-deny"], "library-deny", path)
     if "max-file-size" in conf:
         if not isinstance(conf["max-file-size"], int) or conf["max-file-size"] <= 0:
             raise ConfigError(f"{path}: [tool.leapp] max-file-size must be a positive integer")

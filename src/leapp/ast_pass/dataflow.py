@@ -318,7 +318,9 @@ class Facts:
             if values is None and isinstance(value, ast.Call) and _is_input_annotation(self.call_name(value)):
                 # ``a, b = annotate.input_tensors("node", {...})``: every name is a traced input
                 values = [value] * len(target.elts)
-            if values is None and isinstance(value, ast.Call) and self._returns_arrays(value):
+            if values is None and (isinstance(value, ast.Call) and self._returns_arrays(value)
+                                   or isinstance(value, ast.Name) and value.id in self.state.arrays):
+                # ``w, x, y, z = q`` of an array: its rows (elements), arrays too
                 # ``w, v = np.linalg.eigh(m)``, ``a, b = np.split(x, 2)``: every name is an array
                 for t in target.elts:
                     if isinstance(t, ast.Name):

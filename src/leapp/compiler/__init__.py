@@ -39,21 +39,25 @@ R = TypeVar("R")
 def compile(fn: Callable[P, R], *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
             name: str | None = ..., state: None = ..., backend: str | None = ..., tier: str | None = ...,
             check: int = ..., convert_control_flow: bool = ...,
+            convert_libraries: bool | list[str] = ...,
             max_signatures: int = ...) -> CompiledFunction[P, R]: ...
 @overload
 def compile(fn: None = ..., *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
             name: str | None = ..., state: None = ..., backend: str | None = ..., tier: str | None = ...,
             check: int = ..., convert_control_flow: bool = ...,
+            convert_libraries: bool | list[str] = ...,
             max_signatures: int = ...) -> Callable[[Callable[P, R]], CompiledFunction[P, R]]: ...
 @overload
 def compile(fn: Callable[..., Any], *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
             name: str | None = ..., state: Mapping[str, Any], backend: str | None = ...,
             tier: str | None = ..., check: int = ..., convert_control_flow: bool = ...,
+            convert_libraries: bool | list[str] = ...,
             max_signatures: int = ...) -> StatefulFunction: ...
 @overload
 def compile(fn: None = ..., *, strict: bool = ..., validate: int = ..., crosscheck: str = ...,
             name: str | None = ..., state: Mapping[str, Any], backend: str | None = ...,
             tier: str | None = ..., check: int = ..., convert_control_flow: bool = ...,
+            convert_libraries: bool | list[str] = ...,
             max_signatures: int = ...) -> Callable[[Callable[..., Any]], StatefulFunction]: ...
 
 
@@ -61,6 +65,7 @@ def compile(fn: Callable[..., Any] | None = None, *, strict: bool = True, valida
             crosscheck: str = "raise", name: str | None = None, state: Mapping[str, Any] | None = None,
             backend: str | None = None, tier: str | None = None, check: int = DEFAULT_SAMPLES,
             convert_control_flow: bool = True, max_signatures: int = 64,
+            convert_libraries: bool | list[str] = True,
             ) -> CompiledFunction[..., Any] | Callable[[Callable[..., Any]], CompiledFunction[..., Any]]:
     """Compile ``fn`` (``@leapp.compile`` or ``@leapp.compile(strict=False, ...)``).
 
@@ -89,6 +94,11 @@ def compile(fn: Callable[..., Any] | None = None, *, strict: bool = True, valida
     whose test is on traced data becomes a select of both branches (``np.where``)
     where leapp proves that exact; False leaves every such test refused (LP202).
     See docs/control-flow.md.
+    ``convert_libraries``: the same conversion in library code the function calls
+    (``leapp.compiler.library``): True (the default: every module with source but
+    NumPy, torch and leapp, narrowed by ``[tool.leapp] library-allow`` /
+    ``library-deny``), False, or a list of module patterns that replaces those
+    lists (``"pkg"`` covers ``pkg.sub``; ``"!pkg"`` denies it).
     ``max_signatures``: how many traced signatures (graphs) are kept, the least
     recently used dropped past it, with one ``RetraceWarning`` naming the function.
     """
@@ -103,10 +113,11 @@ def compile(fn: Callable[..., Any] | None = None, *, strict: bool = True, valida
             return StatefulFunction(f, state=state, strict=strict, validate=validate,
                                     crosscheck=crosscheck, name=name, backend=backend, tier=tier,
                                     check=check, convert_control_flow=convert_control_flow,
-                                    max_signatures=max_signatures)
+                                    max_signatures=max_signatures, convert_libraries=convert_libraries)
         return CompiledFunction(f, strict=strict, validate=validate, crosscheck=crosscheck, name=name,
                                 backend=backend, tier=tier, check=check,
-                                convert_control_flow=convert_control_flow, max_signatures=max_signatures)
+                                convert_control_flow=convert_control_flow, max_signatures=max_signatures,
+                                convert_libraries=convert_libraries)
 
     return wrap if fn is None else wrap(fn)
 

@@ -53,7 +53,7 @@ from ..runtime.tracing import (
 from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import guards as guards_mod
-from . import samples
+from . import library, samples
 from . import scalars as scalars_mod
 from . import sides as sides_mod
 from . import source as src_mod
@@ -104,7 +104,8 @@ class CompiledFunction(Generic[P, R]):
     def __init__(self, fn: Callable[P, R], *, strict: bool = True, crosscheck: str = "raise",
                  validate: int = 0, name: str | None = None, backend: str | None = None,
                  tier: str | None = None, check: int = check_mod.DEFAULT_SAMPLES,
-                 convert_control_flow: bool = True, max_signatures: int = DEFAULT_MAX_SIGNATURES) -> None:
+                 convert_control_flow: bool = True, max_signatures: int = DEFAULT_MAX_SIGNATURES,
+                 convert_libraries: bool | list[str] = True) -> None:
         if crosscheck not in ("raise", "warn"):
             raise ValueError("crosscheck must be 'raise' or 'warn'")
         if isinstance(check, bool) or not isinstance(check, int) or check < 0:
@@ -125,6 +126,8 @@ class CompiledFunction(Generic[P, R]):
         try:
             self.source = src_mod.read(fn, convert=convert_control_flow)
             self._traceable = src_mod.build(fn, self.source, self._probe)
+            policy = library.policy_for(self.source.path, convert_libraries, convert_control_flow)
+            self._probe.library = library.Conversions(policy) if policy.enabled else None
         except src_mod.NoSourceError as exc:
             self.source = None
             message = (f"leapp.compile({self.name}): {exc}, so leapp cannot lint or rewrite it. "
@@ -184,6 +187,7 @@ class CompiledFunction(Generic[P, R]):
             lines.append(f"  branches on data: {len(self.source.branches)}")
             lines += [f"    {b.describe()}" for b in self.source.branches]
             lines += sides_mod.describe(self)  # sites the check inputs never took both ways
+        lines += library.format_report(self._probe.library)
         if not self._graphs:
             lines.append("  not traced yet: call the function (or cf.trace(...)) to see runtime outcomes")
             lines.append(self._check(None).format("  static view").replace("\n", "\n  "))
@@ -414,8 +418,13 @@ class CompiledFunction(Generic[P, R]):
             if self.strict:  # the self-check's unexplained failures are refused below, not warned
                 warnings.simplefilter("ignore", LeappInternalWarning)
             try:
-                traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
-                                        strict=False, name=self.name)
+                library.begin(self._probe.library)
+                for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
+                    traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
+                                            strict=False, name=self.name)
+                    if self._probe.library is None or not self._probe.library.retrace():
+                        break
+                    self._probe.reset()
             except LeappError as exc:
                 if static_errors:
                     raise ProblemsError([*static_errors, f"while tracing: {exc}"]) from exc

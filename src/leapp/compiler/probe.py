@@ -25,6 +25,7 @@ class SiteRun:
 class Probe:
     def __init__(self):
         self.runs: dict[str, SiteRun] = {}
+        self.library = None  # leapp.compiler.library.Conversions: library code converted while traced
 
     def reset(self):
         self.runs = {}
@@ -63,6 +64,8 @@ class Probe:
     def foreign(self, site, fn, /, *args, **kwargs):
         """A routed call into other code: ``Rotation.from_quat(q)`` as written at ``site``."""
         self._note(site, (getattr(fn, "__self__", None), *args), kwargs)
+        if self.library is not None and state.current() is not None:  # branches in library code
+            return self.library.call(site, fn, args, kwargs)
         return dispatch.foreign(site, fn, *args, **kwargs)
 
     def getitem(self, site, value, index, /):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning, UnsupportedArgumentError
-from . import argcheck, constness, record, state
+from . import argcheck, constness, library_calls, record, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
 from .names import function_name, resolve, ufunc_name
@@ -404,9 +404,10 @@ class TracedNpArray(np.ndarray):
     # --- values leaving the graph ------------------------------------------------
 
     def __bool__(self):
-        _escape(self, "bool() of a traced array (an if/while/assert test, `and`/`or`/`not`)",
-                "the branch taken is fixed into the graph; keep both branches with "
-                "np.where(cond, a, b)")
+        advice = "the branch taken is fixed into the graph; keep both branches with np.where(cond, a, b)"
+        if library_calls._local.active is not None:  # library code: converted and traced again
+            advice = library_calls.branch(self, sys._getframe(1), advice)
+        _escape(self, "bool() of a traced array (an if/while/assert test, `and`/`or`/`not`)", advice)
         return bool(_plain_view(self, _ndarray))
 
     def __float__(self):

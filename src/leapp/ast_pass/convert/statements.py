@@ -132,6 +132,8 @@ class _MergeReturns(cst.CSTTransformer):
 
     def leave_Return(self, original, updated):
         value = updated.value if updated.value is not None else cst.Name("None")
+        if isinstance(value, cst.Tuple) and not value.lpar:  # `return a, b`: one argument, not two
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         merged = cast(cst.Call, cst.parse_expression(f"_leapp.merge({_tuple(self.held)}, None)"))
         return updated.with_changes(value=merged.with_changes(
             args=[merged.args[0], cst.Arg(value)]),

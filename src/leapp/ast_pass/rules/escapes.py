@@ -333,7 +333,10 @@ class ArrayTruthTest(Rule):
 
 
 def _on_data(test, ctx) -> bool:
-    """A test whose truth comes from an array: itself, or through `and`/`or`/`not`."""
+    """A test whose truth comes from an array: itself, or through `and`/`or`/`not`, or one the
+    runtime saw test traced data (library code converted by leapp.compiler.library)."""
+    if ctx.data_lines and test.lineno + ctx.positions.line_offset in ctx.data_lines:
+        return True
     if isinstance(test, ast.BoolOp):
         return any(_on_data(v, ctx) for v in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
