@@ -34,9 +34,6 @@ def _stages(index):
 # not): never a graph that differs from NumPy, an InternalError or a crash. A case that starts to
 # meet its label fails here too, so this list only shrinks (the closing note lists it).
 KNOWN_GAPS = {
-    "modern_robotics__AxisAng6": "np.linalg.norm of a list of traced 0-d values now traces "
-                                 "(runtime/library_args.py); what remains is `if NearZero(theta):` "
-                                 "(core.py:336), control flow in library code (issue 19)",
     "transforms3d__axangle2euler_2": "M.flat unpacking and math on the scalars now trace (runtime/flat.py); "
                                      "what remains is `if cy > cy_thresh:` (taitbryan.py:209), control "
                                      "flow in library code (issue 19)",
