@@ -239,3 +239,19 @@ def merge(pending, value, /):
     if not held:
         return value
     return _branches().merge(held, value)
+
+
+class BranchDispatch:
+    """The branch dispatchers a converted body's ``_leapp`` offers (``leapp.ast_pass.convert``):
+    shared by the user's probe (``compiler.probe.Probe``) and library copies
+    (``compiler.library``)."""
+
+    if_ = staticmethod(if_)
+    ifexp = staticmethod(ifexp)
+    and_ = staticmethod(and_)
+    or_ = staticmethod(or_)
+    not_ = staticmethod(not_)
+    chain = staticmethod(chain)
+    early = staticmethod(early)
+    merge = staticmethod(merge)
+    while_ = staticmethod(while_)

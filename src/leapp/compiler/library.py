@@ -239,17 +239,9 @@ class _Redirect(ast.NodeTransformer):
         return node
 
 
-class _LibraryDispatch:
+class _LibraryDispatch(dispatch.BranchDispatch):
     """What a converted copy's ``_leapp`` is: the branch dispatchers and ``lib``."""
 
-    if_ = staticmethod(dispatch.if_)
-    ifexp = staticmethod(dispatch.ifexp)
-    and_ = staticmethod(dispatch.and_)
-    or_ = staticmethod(dispatch.or_)
-    not_ = staticmethod(dispatch.not_)
-    chain = staticmethod(dispatch.chain)
-    early = staticmethod(dispatch.early)
-    merge = staticmethod(dispatch.merge)
     lib = staticmethod(library_calls.substitute)
 
 

@@ -22,7 +22,7 @@ class SiteRun:
         self.passthrough = False  # it returned a traced operand itself (np.asarray(x))
 
 
-class Probe:
+class Probe(dispatch.BranchDispatch):  # branches on data: nothing to count, calls inside are routed
     def __init__(self):
         self.runs: dict[str, SiteRun] = {}
         self.library = None  # leapp.compiler.library.Conversions: library code converted while traced
@@ -73,13 +73,3 @@ class Probe:
         self._note(site, (value, index), None)
         return dispatch.getitem(site, value, index)
 
-    # branches on data (leapp.ast_pass.convert): nothing to count, the calls inside them are routed
-    if_ = staticmethod(dispatch.if_)
-    ifexp = staticmethod(dispatch.ifexp)
-    and_ = staticmethod(dispatch.and_)
-    or_ = staticmethod(dispatch.or_)
-    not_ = staticmethod(dispatch.not_)
-    chain = staticmethod(dispatch.chain)
-    early = staticmethod(dispatch.early)
-    merge = staticmethod(dispatch.merge)
-    while_ = staticmethod(dispatch.while_)
