@@ -58,34 +58,3 @@ def _rewrite_matches_what_compile_runs():
 def _private_lint_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own lint cache folder: never the user's ~/.cache/leapp."""
     monkeypatch.setenv("LEAPP_CACHE_DIR", str(tmp_path_factory.mktemp("leapp-cache") / "leapp"))
-
-
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "fresh_process: run this test in a new Python process (signal delivery and other "
-                   "process-wide state that earlier tests in the same run may have changed)")
-
-
-_CHILD = "LEAPP_TEST_FRESH_PROCESS"
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem):
-    """A ``fresh_process`` test runs as ``pytest <its node id>`` in a child process: a Ctrl-C
-    fault-injection test sends SIGINT at every line, and whether Python delivers it as
-    KeyboardInterrupt depends on process-wide state (handlers, blocked signals, threads that
-    earlier tests started). In the full suite the same tests saw no interrupt at all (CI, this
-    wave) while they pass in a process of their own; the child makes the test's result its own."""
-    if pyfuncitem.get_closest_marker("fresh_process") is None or os.environ.get(_CHILD):
-        return None
-    import subprocess
-
-    env = dict(os.environ, **{_CHILD: "1"})
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-                           pyfuncitem.nodeid], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=900)
-    if done.returncode != 0 or " passed" not in done.stdout:
-        pytest.fail(f"{pyfuncitem.nodeid} in a fresh process (exit {done.returncode}):\n"
-                    f"{done.stdout[-6000:]}\n{done.stderr[-2000:]}", pytrace=False)
-    return True

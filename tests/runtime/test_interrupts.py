@@ -13,7 +13,6 @@ import signal
 import sys
 
 import numpy as np
-import pytest
 
 import leapp
 from leapp import interrupts
@@ -64,7 +63,6 @@ THRESHOLD = gc.get_threshold()
 HANDLER = signal.getsignal(signal.SIGINT)
 
 
-@pytest.mark.fresh_process
 def test_a_ctrl_c_at_every_line_of_patch_install_and_removal_leaves_nothing_broken():
     cf = leapp.compile(doubled, max_signatures=10_000, check=0)  # the patches, not the check
     cf(np.ones(1))

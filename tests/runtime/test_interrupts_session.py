@@ -14,7 +14,6 @@ import signal
 import sys
 
 import numpy as np
-import pytest
 
 import leapp
 from leapp import annotate, api, interrupts
@@ -89,14 +88,12 @@ def _sweep(call, before=lambda: None):
         k += 1
 
 
-@pytest.mark.fresh_process
 def test_a_ctrl_c_at_every_line_of_start_leaves_no_session_open():
     lines, left_open, interrupted_at = _sweep(lambda: leapp.start("ctrl-c"))
     assert lines > 20 and len(interrupted_at) == lines  # every line reached, every interrupt came out
     assert left_open == []  # start() raised: no session, whatever line the Ctrl-C came at
 
 
-@pytest.mark.fresh_process
 def test_a_ctrl_c_at_every_line_of_stop_closes_the_session():
     def opened():
         leapp.start("ctrl-c")
@@ -110,7 +107,6 @@ def test_a_ctrl_c_at_every_line_of_stop_closes_the_session():
     assert left_open in ([], [1])
 
 
-@pytest.mark.fresh_process
 def test_after_the_interrupts_a_session_still_traces():
     test_a_ctrl_c_at_every_line_of_start_leaves_no_session_open()
     leapp.start("after")
