@@ -13,6 +13,7 @@ import signal
 import sys
 
 import numpy as np
+import pytest
 
 import leapp
 from leapp import interrupts
@@ -60,7 +61,19 @@ def _nothing_left():
 
 
 THRESHOLD = gc.get_threshold()
-HANDLER = signal.getsignal(signal.SIGINT)
+# Python's own Ctrl-C handler, as in a program started from a terminal. A process that inherits
+# SIGINT ignored (a job started with `&` from a script) keeps SIG_IGN and never sees a
+# KeyboardInterrupt: there the sweep would test nothing, so each test runs under Python's handler.
+HANDLER = signal.default_int_handler
+
+
+@pytest.fixture(autouse=True)
+def _python_handles_ctrl_c():
+    found = signal.signal(signal.SIGINT, HANDLER)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, found)
 
 
 def test_a_ctrl_c_at_every_line_of_patch_install_and_removal_leaves_nothing_broken():

@@ -14,6 +14,7 @@ import signal
 import sys
 
 import numpy as np
+import pytest
 
 import leapp
 from leapp import annotate, api, interrupts
@@ -23,7 +24,19 @@ from leapp.runtime import patches, state
 ORIGINALS = {name: getattr(np, name) for name in ("asarray", "array", "zeros", "ones", "empty", "full")}
 FILES = {api.__file__, patches.__file__, state.__file__, interrupts.__file__, links.__file__}
 THRESHOLD = gc.get_threshold()
-HANDLER = signal.getsignal(signal.SIGINT)
+# Python's own Ctrl-C handler, as in a program started from a terminal. A process that inherits
+# SIGINT ignored (a job started with `&` from a script) keeps SIG_IGN and never sees a
+# KeyboardInterrupt: there the sweep would test nothing, so each test runs under Python's handler.
+HANDLER = signal.default_int_handler
+
+
+@pytest.fixture(autouse=True)
+def _python_handles_ctrl_c():
+    found = signal.signal(signal.SIGINT, HANDLER)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, found)
 
 
 def _interrupt_at(k, call):
