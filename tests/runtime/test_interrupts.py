@@ -13,7 +13,7 @@ import signal
 import sys
 
 import numpy as np
-import pytest
+from ctrl_c import HANDLER, interrupt_at, python_handles_ctrl_c  # noqa: F401 (an autouse fixture)
 
 import leapp
 from leapp import interrupts
@@ -29,27 +29,7 @@ def doubled(x):
 
 
 def _interrupt_at(k, call):
-    """Run ``call`` with SIGINT sent at the k-th line of FILES; (lines counted, whether it came out)."""
-    seen = [0]
-
-    def tracer(frame, event, arg):
-        if frame.f_code.co_filename not in FILES or frame.f_code.co_name in HOOKS:
-            return None
-        if event == "line":
-            seen[0] += 1
-            if seen[0] == k:
-                signal.raise_signal(signal.SIGINT)
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        call()
-        interrupted = False
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        sys.settrace(None)
-    return seen[0], interrupted
+    return interrupt_at(k, call, FILES, HOOKS)
 
 
 def _nothing_left():
@@ -61,19 +41,6 @@ def _nothing_left():
 
 
 THRESHOLD = gc.get_threshold()
-# Python's own Ctrl-C handler, as in a program started from a terminal. A process that inherits
-# SIGINT ignored (a job started with `&` from a script) keeps SIG_IGN and never sees a
-# KeyboardInterrupt: there the sweep would test nothing, so each test runs under Python's handler.
-HANDLER = signal.default_int_handler
-
-
-@pytest.fixture(autouse=True)
-def _python_handles_ctrl_c():
-    found = signal.signal(signal.SIGINT, HANDLER)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, found)
 
 
 def test_a_ctrl_c_at_every_line_of_patch_install_and_removal_leaves_nothing_broken():

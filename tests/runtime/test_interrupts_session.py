@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import gc
 import signal
-import sys
 
 import numpy as np
-import pytest
+from ctrl_c import HANDLER, interrupt_at, python_handles_ctrl_c  # noqa: F401 (an autouse fixture)
 
 import leapp
 from leapp import annotate, api, interrupts
@@ -24,43 +23,10 @@ from leapp.runtime import patches, state
 ORIGINALS = {name: getattr(np, name) for name in ("asarray", "array", "zeros", "ones", "empty", "full")}
 FILES = {api.__file__, patches.__file__, state.__file__, interrupts.__file__, links.__file__}
 THRESHOLD = gc.get_threshold()
-# Python's own Ctrl-C handler, as in a program started from a terminal. A process that inherits
-# SIGINT ignored (a job started with `&` from a script) keeps SIG_IGN and never sees a
-# KeyboardInterrupt: there the sweep would test nothing, so each test runs under Python's handler.
-HANDLER = signal.default_int_handler
-
-
-@pytest.fixture(autouse=True)
-def _python_handles_ctrl_c():
-    found = signal.signal(signal.SIGINT, HANDLER)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, found)
 
 
 def _interrupt_at(k, call):
-    """Run ``call`` with SIGINT sent at the k-th line it runs in FILES; (lines counted, interrupted)."""
-    seen = [0]
-
-    def tracer(frame, event, arg):
-        if frame.f_code.co_filename not in FILES:
-            return None
-        if event == "line":
-            seen[0] += 1
-            if seen[0] == k:
-                signal.raise_signal(signal.SIGINT)
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        call()
-        interrupted = False
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        sys.settrace(None)
-    return seen[0], interrupted
+    return interrupt_at(k, call, FILES)
 
 
 def _is_open():
