@@ -110,7 +110,14 @@ class LeappInternalWarning(LeappWarning):
     """leapp repaired a disagreement between an adapter and NumPy (a leapp bug: please report it)."""
 
 
-class ReductionOrderWarning(LeappWarning):
+class RoundingWarning(LeappWarning):
+    """A float result differs from NumPy's beyond the tolerance, and the first value that departs
+    does so by rounding alone: a transcendental function (sin, exp, pow...) that torch rounds within
+    a few units in the last place of NumPy's but not alike, magnified by what follows (see
+    docs/limitations.md). ``ReductionOrderWarning`` is the kind for float accumulations."""
+
+
+class ReductionOrderWarning(RoundingWarning):
     """A float result differs from NumPy's beyond the tolerance, and the graph accumulates floats
     (sum, mean, matmul...) in another order than NumPy there (see docs/limitations.md)."""
 

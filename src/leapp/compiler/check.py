@@ -16,16 +16,18 @@ culprit, is named with where it was frozen from).
 from __future__ import annotations
 
 import inspect
+import sys
 import warnings
+from types import FrameType
 from typing import Any
 
 import numpy as np
 import torch
 
-from ..errors import ReductionOrderWarning
+from ..errors import ReductionOrderWarning, RoundingWarning
 from ..runtime import loops
 from ..runtime.dtypes import tensor_to_numpy
-from ..runtime.ir import Node, format_loc
+from ..runtime.ir import _is_internal, format_loc
 from ..runtime.session_graph import _ACCUMULATING, _close, validate_samples
 from ..runtime.tracing import align, flatten_inputs, output_structure, trace_function
 from . import samples, sides
@@ -111,6 +113,24 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     (f_args, f_kwargs), inputs, _ = compared[index]
     message = _mismatch_message(cf, graph, validation, f_args, f_kwargs, inputs)
     return len(compared), [message] if message is not None else []
+
+
+def explain_self_check(cf, graph, args, kwargs) -> tuple[type[Warning] | None, str] | None:
+    """The graph does not reproduce its own traced sample: say why from the first value that
+    departs. ``(warning category, text)`` when that departure is rounding alone (an accumulation's
+    order, a transcendental's last bits) that later calls magnify: warned, not refused; ``(None,
+    text)`` for a departure leapp documents (a transform fed inf or NaN): refused with that text;
+    None: unexplained, refused as the self-check says."""
+    names = {path: name for path, name in graph.traced.input_paths}
+    inputs = {names[path]: value for path, value in flatten_inputs(args, kwargs)}
+    culprit = _first_departure(cf, graph, args, kwargs, inputs)
+    if isinstance(culprit, Reordered):
+        return ReductionOrderWarning, culprit
+    if isinstance(culprit, Rounded):
+        return RoundingWarning, culprit
+    if culprit.startswith("numpy.fft."):
+        return None, culprit
+    return None
 
 
 def _copied(value):
@@ -287,10 +307,21 @@ def _mismatch_message(cf, graph, validation, args, kwargs, inputs) -> str | None
     head = (f"leapp.compile({cf.name}): the graph disagrees with NumPy on a generated input "
             f"({_describe_input(args, kwargs)}): output {key!r}, error {err}")
     culprit = _first_departure(cf, graph, args, kwargs, inputs)
-    if culprit is ORDER:
-        warnings.warn(f"{head}. {culprit}; see docs/limitations.md", ReductionOrderWarning, stacklevel=5)
+    if isinstance(culprit, (Reordered, Rounded)):
+        category = ReductionOrderWarning if isinstance(culprit, Reordered) else RoundingWarning
+        warnings.warn(f"{head}. {culprit}; see docs/limitations.md", category, stacklevel=user_stacklevel())
         return None
     return head + ". " + culprit
+
+
+def user_stacklevel() -> int:
+    """``warnings.warn``'s stacklevel, from its caller, of the first frame outside leapp: the
+    user's call of the compiled function, however many of leapp's frames lie between."""
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
+    while frame is not None and _is_internal(frame.f_code):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _first_departure(cf, graph, args, kwargs, inputs) -> str:
@@ -308,6 +339,8 @@ def _first_departure(cf, graph, args, kwargs, inputs) -> str:
                     f"({a.op}): its control flow or sizes depend on the data")
     values = _node_values(graph.graph_module, graph.node, inputs)
     reordered = set()  # float accumulations that differ from NumPy's bits, within what order explains
+    rounded = {}  # float values that differ from NumPy's bits by a few ulps: fx node -> its call
+    exact = set()  # nodes whose value is NumPy's, bit for bit
     for n in graph.graph_module.graph.nodes:
         index = n.meta.get("leapp_node")
         got = values.get(n.name)
@@ -317,15 +350,31 @@ def _first_departure(cf, graph, args, kwargs, inputs) -> str:
         got = got.detach().cpu().numpy()
         want = np.asarray(want)
         same_shape = got.shape == want.shape
-        if same_shape and not np.array_equal(got, want, equal_nan=want.dtype.kind in "fc") and \
-                _within_order_bound(graph, again, n, got, want):
+        if same_shape and np.array_equal(got, want, equal_nan=want.dtype.kind in "fc"):
+            exact.add(n)
+            continue
+        if same_shape and _within_order_bound(n, got, want, values):
             reordered.add(n)
+        elif same_shape and _within_ulps(n, got, want, exact):
+            rounded[n] = n.meta.get("leapp_call", n.target)
         if same_shape and _close(got.astype(want.dtype, copy=False), want, 1e-5, 1e-6):
             continue
         if n.op == "get_attr":
             return _frozen(n)
-        if n in reordered or _depends_on(n, reordered):
-            return ORDER
+        fed = _nonfinite_fft(n, values)
+        if fed is not None:
+            return fed
+        first = next((m for m in reordered if m is n or _depends_on(n, {m})), None)
+        if first is not None:
+            return Reordered(f"The first value that departs is {first.meta.get('leapp_call', first.target)} "
+                             f"at {_where(first)}, a float accumulation, by no more than its order of "
+                             f"summation explains (torch adds in another order than NumPy)")
+        first = next((m for m in rounded if m is n or _depends_on(n, {m})), None)
+        if first is not None:
+            return Rounded(f"The first value that departs is {rounded[first]} at {_where(first)}, by a "
+                           f"few units in the last place: torch computes it with another math "
+                           f"library than NumPy, and what follows magnifies the difference at this "
+                           f"input (ill-conditioned)")
         return (f"First departure: {n.meta.get('leapp_call', n.target)} at {_where(n)}: its operands "
                 f"agree with NumPy on that input but its result does not. Either code leapp does not "
                 f"see wrote into an operand's memory (a library's compiled code filling a buffer), "
@@ -335,28 +384,80 @@ def _first_departure(cf, graph, args, kwargs, inputs) -> str:
             "in another order): see docs/limitations.md")
 
 
-# What _first_departure says when the first node that departs is a float accumulation whose error is
-# of the size summation order explains: not a wrong graph, so warned, not refused.
-ORDER = ("The first node that departs is a float accumulation, by no more than its order of summation "
-         "explains (torch adds in another order than NumPy)")
+def _nonfinite_fft(n, values) -> str | None:
+    """What to say when ``n`` is a numpy.fft transform fed inf or NaN (the graph makes it NaN)."""
+    call = n.meta.get("leapp_call") or ""
+    if not call.startswith("numpy.fft."):
+        return None
+    for arg in n.all_input_nodes[:1]:
+        value = values.get(arg.name)
+        if isinstance(value, torch.Tensor) and not bool(torch.isfinite(value).all()):
+            return (f"{call} at {_where(n)} transforms values holding inf or NaN: the graph makes "
+                    f"such a transform NaN throughout, where NumPy gives its FFT algorithm's own "
+                    f"pattern of inf and NaN (docs/limitations.md). Compile on an example whose "
+                    f"transformed values are finite")
+    return None
+
+
+class Rounded(str):
+    """What _first_departure says when the first value that departs does so by rounding alone."""
+
+
+# Calls IEEE 754 rounds correctly: on operands equal to NumPy's, any difference is not rounding.
+_CORRECTLY_ROUNDED = frozenset(
+    "add subtract multiply divide true_divide negative positive absolute sqrt square fmod "
+    "remainder floor ceil trunc rint minimum maximum fmin fmax clip where copy astype".split())
+_ULPS = 4
+
+
+def _within_ulps(n, got, want, exact) -> bool:
+    """Whether ``got`` is within a few ulps of NumPy's ``want`` in a call that may round otherwise."""
+    if want.dtype.kind not in "fc" or got.dtype != want.dtype:
+        return False
+    call = (n.meta.get("leapp_call") or "").removeprefix("ndarray.").removeprefix("numpy.")
+    if call in _CORRECTLY_ROUNDED and all(m in exact for m in n.all_input_nodes):
+        return False
+    with np.errstate(all="ignore"):
+        err = _abs_error(got, want)
+        ulp = np.spacing(np.abs(want)).astype(np.float64)
+    both_nan = np.isnan(got) & np.isnan(want)
+    return bool(np.all((err <= _ULPS * ulp) | both_nan))
+
+
+class Reordered(str):
+    """What _first_departure says when the first node that departs is a float accumulation whose
+    error is of the size summation order explains: not a wrong graph, so warned, not refused."""
+
+
 _ORDER_EPS = 32  # eps * sum(|operands|): 20 is measured along a first axis of 1,000 rows
 
 
-def _within_order_bound(graph, again, n, got, want) -> bool:
+def _within_order_bound(n, got, want, values) -> bool:
+    """Whether accumulating node ``n`` departs from NumPy by no more than summation order explains.
+
+    The scale is taken from the graph's own values of ``n``'s operands (``values``, the run that gave
+    ``got``), not from the retrace: a node the graph elided (a copy) keeps no NumPy value, and its
+    operands agree with NumPy's to the tolerance anyway."""
     call = (n.meta.get("leapp_call") or "").removeprefix("ndarray.").removeprefix("numpy.")
     if call.removeprefix("linalg.") not in _ACCUMULATING or want.dtype.kind not in "fc":
         return False
-    node = graph.traced.trace.nodes[n.meta["leapp_node"]]
     scale = 1.0
-    for arg in [a for a in node.args if isinstance(a, Node)][:2]:
-        value = again.values.get(arg.index)
-        if value is None:
+    for arg in n.all_input_nodes[:2]:
+        value = values.get(arg.name)
+        if not isinstance(value, torch.Tensor):
             return False
-        scale *= float(np.sum(np.abs(np.asarray(value, dtype=np.float64))))
-    bound = _ORDER_EPS * float(np.finfo(want.dtype).eps) * scale + 1e-6
+        scale *= float(np.sum(np.abs(value.detach().cpu().double().numpy())))
+    eps = float(np.finfo(want.dtype).eps)
     with np.errstate(all="ignore"):
-        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        err = _abs_error(got, want)
+        # a product's rounding grows with its value, not with the sum of its operands
+        bound = np.maximum(_ORDER_EPS * eps * scale + 1e-6, _ORDER_EPS * eps * np.abs(want).astype(np.float64))
     return bool(np.all((err <= bound) | (np.isnan(got) & np.isnan(want))))
+
+
+def _abs_error(got, want):
+    wide = np.complex128 if want.dtype.kind == "c" else np.float64
+    return np.abs(got.astype(wide) - want.astype(wide))
 
 
 def _depends_on(n, nodes) -> bool:

@@ -445,7 +445,7 @@ class CompiledFunction(Generic[P, R]):
         if self.strict:
             # a graph that does not reproduce even the traced sample is never handed out in strict
             # mode (strict=False returns it with the warning)
-            runtime += [f"the graph's self-check failed: {m}" for m in getattr(traced.node, "self_check", ())]
+            runtime += self._self_check_failures(graph, traced, np_args, np_kwargs)
         missed = graph.crosscheck.missed if graph.crosscheck is not None else []
         if missed:
             runtime.append(_lint_missed(missed, self.diagnostics))
@@ -456,6 +456,23 @@ class CompiledFunction(Generic[P, R]):
             if missed:
                 warnings.warn(_lint_missed(missed, self.diagnostics), LeappWarning, stacklevel=4)
         return graph
+
+    def _self_check_failures(self, graph: Graph, traced: Any, args: Any, kwargs: Any) -> list[str]:
+        """The self-check's failures to refuse: none when the first value that departs does so by
+        rounding that later calls magnify (warned, as the differential check does)."""
+        failed = [f"the graph's self-check failed: {m}" for m in getattr(traced.node, "self_check", ())]
+        if failed:
+            explained = check_mod.explain_self_check(self, graph, args, kwargs)
+            if explained is not None:
+                category, why = explained
+                if category is None:  # a departure leapp documents: refused with its reason
+                    return [f"leapp.compile({self.name}): the graph does not reproduce the traced "
+                            f"sample: {why}"]
+                warnings.warn(f"leapp.compile({self.name}): the graph does not reproduce the traced "
+                              f"sample exactly. {why}; see docs/limitations.md", category,
+                              stacklevel=check_mod.user_stacklevel())
+                return []
+        return failed
 
     def _differential_check(self, graph: Graph, args: Any, kwargs: Any) -> None:
         """The graph against the function itself on generated inputs (``compiler/check.py``); a

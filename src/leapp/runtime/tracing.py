@@ -232,8 +232,12 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
     if keep_values:
         for arr in trace.made or ():  # kept: the trace watched what it made
             node = arr._lp_node
-            if node is not None and node.index not in values:
-                values[node.index] = np.array(record.plain(arr), copy=True)
+            if node is None or node.index in values:
+                continue
+            root = arr._lp_root
+            if arr._lp_parent is not None and root is not None and arr._lp_ver != root._lp_version:
+                continue  # a view whose base was written after its node: its memory holds a later value
+            values[node.index] = np.array(record.plain(arr), copy=True)
         values.update({n.index: n.value for n in trace.nodes if n.op == "const"})
         values.update({node.index: trace.input_values[key] for key, node in trace.inputs.items()})
         trace.made = None
