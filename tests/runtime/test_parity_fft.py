@@ -53,3 +53,47 @@ def test_out_keyword_writes_the_transform():
         return out * 2
 
     check(fn, np.arange(8.0))
+
+
+def _magnitudes(frames):
+    return np.abs(np.fft.rfft(frames, 64))
+
+
+def _first_bins(frames):
+    return np.fft.fft(frames, n=3)
+
+
+def test_a_transform_fed_inf_or_nan_is_nan_throughout_at_every_batch(tmp_path):
+    # NumPy's inf/NaN pattern there is pocketfft's; torch's changes with the batch (row 0 alone
+    # and row 0 among four came out differently), so the graph makes such a row NaN everywhere
+    import leapp
+    from leapp.errors import ProblemsError
+
+    finite = np.random.default_rng(0).normal(size=(4, 40))
+    frames = finite.copy()
+    frames[0, 0], frames[2, 7] = np.inf, np.nan
+    cf = leapp.compile(_magnitudes)
+    for batch in (1, 4):
+        cf(finite[:batch])  # traced on finite frames
+        got = cf(frames[:batch])
+        assert np.isnan(got[0]).all()
+        np.testing.assert_allclose(got[1:], _magnitudes(frames[:batch])[1:])
+    assert np.isnan(got[2]).all() and np.isfinite(got[[1, 3]]).all()
+    path = tmp_path / "spec.pt"
+    cf.export(str(path), "torchscript")
+    import torch
+
+    module = torch.jit.load(str(path))
+    out = module(torch.from_numpy(frames))
+    value = out if isinstance(out, torch.Tensor) else next(iter(out.values()))
+    np.testing.assert_array_equal(np.isnan(value.numpy()), np.isnan(got))
+    # an example that holds inf is refused, naming the transform and why (not "a leapp bug")
+    with pytest.raises(ProblemsError, match=r"numpy\.fft\.rfft at .*holding inf or NaN") as info:
+        leapp.compile(_magnitudes)(frames)
+    assert "leapp bug" not in str(info.value)
+    # what lies beyond n is dropped, as NumPy drops it: that row stays finite
+    short = leapp.compile(_first_bins)
+    row = finite[:1, :12].copy()
+    short(row.copy())
+    row[0, 10] = np.inf
+    np.testing.assert_allclose(short(row), _first_bins(row))

@@ -30,8 +30,9 @@ _Q_NOTE = ("Only method='linear' (NumPy's default); q must be a constant. Same i
 _FFT_NOTE = ("n=, axis= and norm= ('backward', 'ortho', 'forward') as NumPy. "
              "Dtypes as NumPy 2's pocketfft: float32 (and float16) inputs transform in single precision "
              "(complex64/float32 results; irfft of float16 stays float16, as NumPy), ints and bools in double. Values agree with NumPy to rounding "
-             "(about 1e-5 relative in single precision, 1e-12 in double); with inf or NaN inputs the "
-             "pattern of inf/NaN in the result can differ from NumPy's. ONNX export is refused (no "
+             "(about 1e-5 relative in single precision, 1e-12 in double). A transform whose input holds inf "
+             "or NaN is NaN throughout: which of its outputs NumPy makes inf and which NaN follows "
+             "pocketfft's algorithm, which torch's FFT does not reproduce. ONNX export is refused (no "
              "complex FFT translation), naming the line; torchscript and pt2 export it.")
 
 EXTENDED = [

@@ -3,7 +3,9 @@
 NumPy 2's pocketfft transforms float32 (and float16) in single precision and
 every other real dtype in double; the result dtype the trace recorded says
 which, so the operand is cast to the matching real or complex dtype first.
-torch's ``norm`` modes are NumPy's (None is "backward").
+torch's ``norm`` modes are NumPy's (None is "backward"). A transform whose input holds
+inf or NaN is NaN throughout (``_poisoned``): NumPy's pattern of inf and NaN there is its
+algorithm's, which no torch FFT reproduces.
 """
 
 from __future__ import annotations
@@ -42,7 +44,20 @@ def _transform(m, a, fn, dtype, n, axis, norm, forward, default_n):
     else:
         root = np.sqrt(size, dtype=factor_dtype) if norm == "ortho" else np.asarray(size, factor_dtype)
         out = fn(x, n=n, dim=axis, norm=unscaled) * float(np.reciprocal(root))
-    return m.cast(out, m.dtype)
+    return m.cast(_poisoned(x, out, axis, n, m.shape_of(a)[axis]), m.dtype)
+
+
+def _poisoned(x, out, axis, n, length):
+    """``out`` with every transform whose input holds inf or NaN made NaN throughout.
+
+    Which outputs of such a transform NumPy makes inf and which NaN follows its FFT algorithm;
+    torch's follows whichever algorithm it picks for that size and batch (the same row comes out
+    differently at batch 1 and batch 4), so no graph can promise NumPy's pattern. A NaN row is the
+    same at every size and batch, in the call and in every exported file: non-finite in, NaN out."""
+    if n is not None and n < length:
+        x = x.narrow(axis, 0, n)  # NumPy drops what lies beyond n
+    finite = torch.isfinite(x).all(dim=axis, keepdim=True)
+    return torch.where(finite, out, out * float("nan"))  # complex: NaN in both parts
 
 
 def _same(length):
