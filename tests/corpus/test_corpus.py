@@ -89,3 +89,18 @@ def test_refusal_names_a_real_library_line(case_id):
     assert text.strip(), f"{case.decides}: no such line in the installed library"
     if case.control_flow_only or case.converted:
         assert _BRANCH.search(text), f"{case.decides}: {text.strip()!r} is not a branch"
+
+
+def test_the_nonfinite_fft_rule_lets_only_nan_stand_in_for_a_nonfinite_value():
+    # docs/limitations.md: a transform fed inf or NaN is NaN throughout; the judge lets NaN stand
+    # where NumPy's value is not finite, and nothing else
+    want = [runner.np.array([[runner.np.inf, -runner.np.inf, runner.np.nan], [1.0, 2.0, 3.0]])]
+    poisoned = runner.np.array([[runner.np.nan] * 3, [1.0, 2.0, 3.0]])
+    assert runner.differs([poisoned], want, nonfinite_fft=True) is None
+    assert runner.differs([poisoned], want) is not None  # only with a transform fed non-finite values
+    wrong = poisoned.copy()
+    wrong[1, 1] = runner.np.nan  # NaN where NumPy is finite
+    assert runner.differs([wrong], want, nonfinite_fft=True) is not None
+    off = poisoned.copy()
+    off[1, 2] = 3.5
+    assert runner.differs([off], want, nonfinite_fft=True) is not None
