@@ -97,3 +97,10 @@ def fill(m, x, value):
 @impl("leapp.cast")
 def cast(m, x, dtype):
     return m.cast(x, dtype)
+
+
+@impl("leapp.weak")
+def weak(m, x):
+    """A Python-number argument's value (runtime/scalar_args.py): its input, as is; every use that
+    NumPy converts was recorded with its own ``leapp.cast``."""
+    return x
