@@ -242,3 +242,26 @@ def test_load_pipeline_takes_a_python_number_for_a_scalar_input(tmp_path):
     rt = leapp.load_pipeline(tmp_path)
     for t in (0.25, 3.0):
         np.testing.assert_allclose(rt.step({"scale/x": X, "scale/t": t})["scale/y"], X * np.float64(t))
+
+
+def test_the_default_check_compares_on_other_values_of_each_scalar_input(monkeypatch):
+    from leapp.compiler import check
+
+    seen = []
+    real = check.loops.reference
+
+    def spying(cf):
+        fn = real(cf)
+
+        def run(*args, **kwargs):
+            seen.append(args[1])
+            return fn(*args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(check.loops, "reference", spying)
+    cf = leapp.compile(step.fn)
+    cf(X, 0.75)
+    # redrawn, negated and zero, as the arrays are: a value the graph froze would show there
+    assert len(seen) >= 3 and seen[1] == -0.75 and seen[2] == 0.0 and seen[0] != 0.75
+    assert all(type(t) is float for t in seen)

@@ -78,7 +78,7 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     """Compare ``graph`` with ``cf.fn`` on ``n`` generated inputs: (inputs compared, problems)."""
     names = {path: name for path, name in graph.traced.input_paths}
     compared: list[Any] = []
-    tries = generated(args, kwargs, n, seed=len(cf._graphs))
+    tries = scalar_inputs.vary(generated(args, kwargs, n, seed=len(cf._graphs)), graph, len(cf._graphs))
     tries += sides.both_sides(cf, args, kwargs, tries)  # inputs on the sides of converted tests not taken
     reference = loops.reference(cf)  # a bounded `while` stops at its bound there
     for t_args, t_kwargs in tries:

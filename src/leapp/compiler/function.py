@@ -228,7 +228,8 @@ class CompiledFunction(Generic[P, R]):
             return self._traceable(*args, **kwargs)
         key = fast_key(args, kwargs)
         fast = self._fast.get(key)
-        if fast is not None and (fast.guards is None or fast.guards.changed() is None):
+        if fast is not None and (fast.guards is None or fast.guards.changed() is None) and (
+                fast.fixed is None or scalar_inputs_mod.same_fixed(fast.fixed, args, kwargs)):
             return fast(args, kwargs)
         raw_args, raw_kwargs = args, kwargs
         args, kwargs = self._bind(args, kwargs)
@@ -427,9 +428,9 @@ class CompiledFunction(Generic[P, R]):
                 library.begin(self._probe.library)
                 for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
                     traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
-                        self, np_args, np_kwargs, lambda constants: trace_function(
+                        self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
                             self._traceable, np_args, np_kwargs, names=names, strict=False,
-                            name=self.name, constants=constants))
+                            name=self.name, constants=constants, on_retrace=on_retrace))
                     if self._probe.library is None or not self._probe.library.retrace():
                         break
                     self._probe.reset()
@@ -603,6 +604,8 @@ _KEPT_SAMPLES = 8
 _clock = time.perf_counter
 _POSITIONAL = repeat(None)  # the name of every positional argument in fast_key's single loop
 _SCALARS = frozenset({int, float, bool, complex, str, bytes, type(None)})
+_VALUED = frozenset({str, bytes, type(None)})  # constants of the graph; a Python number is an input
+_I64 = 2**63
 
 
 def fast_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -626,7 +629,8 @@ def fast_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] |
             add(v.dtype)
         elif t in _SCALARS:
             add(t)
-            add(samples.exact(v))  # -0.0 is not 0.0, every NaN is one key: as the signature
+            if t in _VALUED or t is int and not -_I64 <= v < _I64:  # a number out of int64: a constant
+                add(samples.exact(v))  # -0.0 is not 0.0, every NaN is one key: as the signature
         else:
             return None
     return tuple(key)
@@ -643,7 +647,7 @@ class _FastCall:
     """A traced graph bound to one argument layout: pick the arrays, run the plan, rebuild."""
 
     __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars", "node", "generation", "tier",
-                 "guards", "numbers")
+                 "guards", "numbers", "fixed")
     picks: list[Any]  # int (a position) or str (a keyword)
     plan: Any
     spec: Any
@@ -652,6 +656,7 @@ class _FastCall:
     direct: Any  # None (not known yet), False (the general way) or the plan's short way
     scalars: Any
     numbers: bool  # a Python number among the inputs: made a 0-d array per call (no direct way)
+    fixed: Any  # (position or keyword, value) of each scalar argument traced as a constant, or None
     node: Any
     generation: int
     tier: Any
@@ -674,7 +679,11 @@ class _FastCall:
             marker = m_args[path[1]] if path[0] == "args" else m_kwargs[path[1]]
             picks.append(marker.where)
         arrays = scalar_inputs_mod.fast_arrays([args[w] if type(w) is int else kwargs[w] for w in picks])
+        fixed = scalar_inputs_mod.fixed(graph.specialised, m_args, m_kwargs, args, kwargs)
+        if fixed is False:
+            return None  # a constant inside a container: the general path
         self = cls()
+        self.fixed = fixed
         self.picks = picks
         self.node = graph.node
         self.generation = graph.node.generation

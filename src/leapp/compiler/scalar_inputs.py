@@ -18,7 +18,6 @@ import numpy as np
 
 from ..runtime import tracing
 from ..runtime.ir import format_loc
-from ..runtime.scalar_args import Specialise
 from . import samples
 
 
@@ -53,22 +52,15 @@ def constants(cf, args, kwargs) -> frozenset:
 
 
 def trace(cf, args, kwargs, run):
-    """``run(constants)`` (one trace), again with each scalar argument whose value the trace read
-    made a constant; returns (traced, {path: (what read it, where)})."""
-    base = samples.signature((args, kwargs))
-    known = _known(cf).setdefault(base, {})
-    while True:
-        try:
-            return run(frozenset(known)), dict(known)
-        except Specialise as exc:
-            cf._probe.reset()  # the static/runtime cross-check reads the last trace's sites only
-            fresh = [p for p in exc.ports if p not in known]
-            if not fresh:  # the trace read a constant's value: cannot happen, but never loop
-                raise RuntimeError(f"leapp.compile({cf.name}): {exc.construct} at "
-                                   f"{format_loc(exc.loc)} read a scalar argument already specialised "
-                                   f"(a leapp bug, please report it)") from None
-            for p in sorted(fresh, key=repr):
-                known[p] = (exc.construct, exc.loc)
+    """``run(constants, on_retrace)``: one ``trace_function`` call with the scalar arguments known
+    to be read into Python for this signature as constants; remembers the ones it found. Returns
+    (traced, {path: (what read it, where)})."""
+    known = _known(cf).setdefault(samples.signature((args, kwargs)), {})
+    traced = run(frozenset(known), cf._probe.reset)  # the cross-check reads the last trace's sites
+    for path, why in traced.specialised.items():
+        if path not in known or known[path][1] is None:
+            known[path] = why
+    return traced, {p: known[p] for p in traced.specialised}
 
 
 def describe(specialised, names) -> list[str]:
@@ -91,6 +83,72 @@ def as_argument(original, value):
     if isinstance(original, np.generic):
         return np.asarray(value, dtype=original.dtype)[()]
     return np.array(value, copy=True)
+
+
+def vary(tries, graph, seed):
+    """The differential check's generated calls (``compiler/check.py``) with each scalar input
+    drawn afresh too (redrawn, negated, zero, as the arrays are), so that a value the graph froze
+    shows; the scalars traced as constants keep their values (they are the graph's key)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, (args, kwargs) in enumerate(tries):
+        mapping = {}
+        for path, _name in graph.traced.input_paths:
+            value = _value_at(args, kwargs, path)
+            if isinstance(value, np.ndarray) or not tracing.is_scalar_input(value):
+                continue
+            mapping[path] = _drawn(value, i % 3, rng)
+        out.append(tracing.replace_leaves(args, kwargs, mapping) if mapping else (args, kwargs))
+    return out
+
+
+def _drawn(value, how, rng):
+    kind = type(value)
+    if isinstance(value, (bool, np.bool_)):
+        return kind(rng.random() < 0.5) if how == 0 else kind(not value) if how == 1 else kind(False)
+    if how == 2:
+        return kind(0)
+    if how == 1:
+        with np.errstate(over="ignore"):
+            return kind(-value) if not isinstance(value, np.unsignedinteger) else value
+    if isinstance(value, (int, np.integer)):
+        span = min(2 * abs(int(value)) + 3, 2**62)
+        drawn = int(rng.integers(-span, span + 1))
+        if isinstance(value, np.integer):
+            info = np.iinfo(value.dtype)
+            drawn = min(max(drawn, info.min), info.max)
+        return kind(drawn)
+    span = 2 * abs(complex(value)) + 1
+    if not np.isfinite(span) or span > 1e300:  # a NaN or an infinity: draw around zero
+        span = 2.0
+    if isinstance(value, (complex, np.complexfloating)):
+        return kind(complex(rng.uniform(-span, span), rng.uniform(-span, span)))
+    return kind(rng.uniform(-span, span))
+
+
+def fixed(specialised, m_args, m_kwargs, args, kwargs):
+    """For a repeat call's fast path (``function._FastCall``): (position or keyword, value) of each
+    scalar argument its graph holds as a constant, None if none, False if one is not a top-level
+    argument. The fast key holds a Python number's type only, so these values are compared per call."""
+    if not specialised:
+        return None
+    out = []
+    for path in specialised:
+        if len(path) != 2:
+            return False
+        where = (m_args[path[1]] if path[0] == "args" else m_kwargs[path[1]]).where
+        value = args[where] if type(where) is int else kwargs[where]
+        out.append((where, type(value), samples.exact(value)))
+    return tuple(out)
+
+
+def same_fixed(fixed, args, kwargs) -> bool:
+    """Whether this call passes the values the fast path's graph holds as constants."""
+    for where, kind, value in fixed:
+        v = args[where] if type(where) is int else kwargs[where]
+        if type(v) is not kind or samples.exact(v) != value:
+            return False
+    return True
 
 
 def fast_arrays(values):

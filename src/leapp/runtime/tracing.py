@@ -32,6 +32,7 @@ class Traced:
     problems: list = field(default_factory=list)
     scalar_outputs: frozenset = frozenset()  # outputs NumPy returns as NumPy scalars
     values: dict = field(default_factory=dict)  # trace node index -> NumPy's value (keep_values)
+    specialised: dict = field(default_factory=dict)  # scalar argument path -> (what read it, where)
 
 
 def _is_array(x):
@@ -183,11 +184,35 @@ class _Kept(list):
 
 
 def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_values=False,
-                   constants=frozenset()):
+                   constants=(), on_retrace=None):
     """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names.
 
-    ``constants``: paths of scalar arguments traced as constants of the graph (specialised), not as
-    inputs. Reading another scalar argument's value into Python raises ``scalar_args.Specialise``.
+    Scalar arguments are 0-d inputs, except those in ``constants`` (their paths) and those whose
+    value the trace reads into Python: then it traces again with them as constants of the graph
+    (``runtime/scalar_args.py``), calling ``on_retrace()`` first. ``Traced.specialised`` says which,
+    path -> (what read the value, where).
+    """
+    specialised = {path: ("the caller", None) for path in constants}
+    while True:
+        try:
+            traced = _trace_once(fn, args, kwargs, names=names, strict=strict, name=name,
+                                 keep_values=keep_values, constants=frozenset(specialised))
+        except scalar_args.Specialise as exc:
+            fresh = sorted((p for p in exc.ports if p not in specialised), key=repr)
+            if not fresh:  # never loop: a constant cannot be read as an input
+                raise RuntimeError(f"{exc.construct} read a scalar argument traced as a constant "
+                                   f"(a leapp bug, please report it)") from None
+            specialised.update((p, (exc.construct, exc.loc)) for p in fresh)
+            if on_retrace is not None:
+                on_retrace()
+            continue
+        traced.specialised = specialised
+        return traced
+
+
+def _trace_once(fn, args, kwargs, *, names, strict, name, keep_values, constants):
+    """One trace of ``fn`` (see ``trace_function``); ``scalar_args.Specialise`` when a scalar
+    argument's value is read into Python.
 
     ``keep_values``: also return, per trace node index, the value NumPy computed for it
     (``Traced.values``; the differential check's second trace, which names the first node that
