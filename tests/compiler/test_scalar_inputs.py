@@ -265,3 +265,18 @@ def test_the_default_check_compares_on_other_values_of_each_scalar_input(monkeyp
     # redrawn, negated and zero, as the arrays are: a value the graph froze would show there
     assert len(seen) >= 3 and seen[1] == -0.75 and seen[2] == 0.0 and seen[0] != 0.75
     assert all(type(t) is float for t in seen)
+
+
+def test_a_python_float_meeting_float16_is_rounded_once_as_numpy_does(tmp_path):
+    import onnxruntime as ort
+
+    # torch rounds float64 to float16 through float32: 1 + 2**-11 + 2**-40 would become 1.0, not 1.001
+    x16 = np.linspace(-2, 2, 5).astype(np.float16)
+    cf = leapp.compile(lambda_free_mul)
+    ties = (1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40), 1 + 2**-11 - 2**-40, 0.1)
+    for t in ties:
+        _same(cf(x16, t), x16 * t)
+    cf.export(tmp_path / "half.onnx")
+    session = ort.InferenceSession(str(tmp_path / "half.onnx"), providers=["CPUExecutionProvider"])
+    for t in ties:
+        np.testing.assert_array_equal(session.run(None, {"x": x16, "t": np.array(t)})[0], x16 * t)

@@ -300,7 +300,7 @@ def _weak_ufunc(trace, name, ufunc, entry, eager, args, kwargs, loc):
             strong = _strong(a._lp_node)
             want = np.dtype(loops[i])
             if strong.dtype != want:  # NumPy converts the Python number to the loop's dtype
-                strong = trace.add("leapp.cast", (strong, want), None, want, (), loc)
+                strong = _converted(trace, strong, want, loc)
             ir_args.append(strong)
         else:
             ir_args.append(record.to_ir(trace, a, loc, name))
@@ -323,6 +323,14 @@ def _weak_ufunc(trace, name, ufunc, entry, eager, args, kwargs, loc):
 
 _CONVERSIONS = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray",
                           "numpy.atleast_1d", "numpy.atleast_2d", "numpy.atleast_3d"})
+
+
+def _converted(trace, node, dtype, loc):
+    """``node`` (a 0-d input) converted to ``dtype`` as NumPy converts a Python number: rounded once
+    (``leapp.half`` for float64 to float16, which torch would round twice)."""
+    if node.dtype == np.float64 and dtype == np.float16:
+        return trace.add("leapp.half", (node,), None, dtype, (), loc)
+    return trace.add("leapp.cast", (node, dtype), None, dtype, (), loc)
 
 
 class _Probe:
@@ -388,7 +396,7 @@ def _weak_function(trace, name, entry, eager, args, kwargs, loc):
                 strong = _strong(w._lp_node)
                 want = strong.dtype if dtype is None else dtype
                 if strong.dtype != want:
-                    strong = trace.add("leapp.cast", (strong, want), None, want, (), loc)
+                    strong = _converted(trace, strong, want, loc)
                 mapping[id(w)] = strong
             ir_args = tuple(_ir(trace, a, loc, name, mapping) for a in args)
             ir_kwargs = {k: _ir(trace, v, loc, name, mapping) for k, v in kwargs.items()} if kwargs else None
