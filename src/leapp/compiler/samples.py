@@ -1,8 +1,10 @@
 """Guards and samples: when a call needs a new graph, and inputs to validate a graph on.
 
 A graph is exact for one signature: the shapes and dtypes of its array
-inputs, and the values of everything else (Python scalars, strings, objects),
-which tracing bakes in as constants. ``signature`` is the cache key, like
+inputs, the types of its scalar inputs (Python and NumPy numbers, 0-d inputs;
+``compiler/scalar_inputs.py`` adds the values of those the trace read into
+Python), and the values of everything else (strings, objects), which tracing
+bakes in as constants. ``signature`` is the cache key, like
 ``torch.compile``'s guards. ``perturb`` makes validation samples of the same
 signature whose values cover the example's range and sign, so a value frozen
 while tracing shows up as a mismatch.
