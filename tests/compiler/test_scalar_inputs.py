@@ -8,6 +8,7 @@ does not convert) is traced again as a constant of its graph, one graph per valu
 from __future__ import annotations
 
 import json
+import math
 import warnings
 
 import numpy as np
@@ -280,3 +281,14 @@ def test_a_python_float_meeting_float16_is_rounded_once_as_numpy_does(tmp_path):
     session = ort.InferenceSession(str(tmp_path / "half.onnx"), providers=["CPUExecutionProvider"])
     for t in ties:
         np.testing.assert_array_equal(session.run(None, {"x": x16, "t": np.array(t)})[0], x16 * t)
+
+
+@leapp.compile
+def rotate(x, angle: float):
+    return x * math.cos(angle) - x[::-1] * math.sin(angle)
+
+
+def test_math_of_a_python_float_argument_is_a_weak_python_float_input():
+    for angle in (0.3, -1.2, 2.5):
+        _same(rotate(X, angle), rotate.fn(X, angle))  # float32 stays float32, as math's float does
+    assert len(rotate.graphs) == 1
