@@ -112,8 +112,8 @@ def _drawn(value, how, rng):
         with np.errstate(over="ignore"):
             return kind(-value) if not isinstance(value, np.unsignedinteger) else value
     if isinstance(value, (int, np.integer)):
-        span = min(2 * abs(int(value)) + 3, 2**62)
-        drawn = int(rng.integers(-span, span + 1))
+        width = min(2 * abs(int(value)) + 3, 2**62)
+        drawn = int(rng.integers(-width, width + 1))
         if isinstance(value, np.integer):
             info = np.iinfo(value.dtype)
             drawn = min(max(drawn, info.min), info.max)

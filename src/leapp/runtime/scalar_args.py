@@ -109,7 +109,7 @@ def ports_of(trace, arr):
             return None if port is None else frozenset((port,))
         if n.op == "escaped":
             return None
-        out = frozenset()
+        out: frozenset = frozenset()
         for d in deps:
             if d is None:
                 return None
@@ -153,7 +153,7 @@ def _leaves(args, kwargs):
 
 
 def _specialise_weak(trace, values, construct, loc):
-    ports = set()
+    ports: set = set()
     for v in values:
         if isinstance(v, record._TracedNpArray):
             ports |= ports_of(trace, v) or set()

@@ -224,7 +224,6 @@ def _trace_once(fn, args, kwargs, *, names, strict, name, keep_values, constants
     leaves = [(p, v) for p, v in flatten_inputs(args, kwargs) if p not in constants]
     mapping = {}
     input_paths = []
-    trace.scalar_ports = {}  # input node index -> path, for each scalar argument (scalar_args.ports_of)
     value = None  # bound by the loops below only when there are inputs, outputs (deleted after)
     for path, value in leaves:
         key = input_name(path, names)
