@@ -30,7 +30,7 @@ from ..runtime.dtypes import tensor_to_numpy
 from ..runtime.ir import _is_internal, format_loc
 from ..runtime.session_graph import _ACCUMULATING, _close, validate_samples
 from ..runtime.tracing import align, flatten_inputs, output_structure, trace_function
-from . import samples, sides
+from . import samples, scalar_inputs, sides
 
 _RTOL, _ATOL = inspect.signature(validate_samples).parameters["rtol"].default, \
     inspect.signature(validate_samples).parameters["atol"].default  # validate_samples' own
@@ -80,7 +80,7 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     """Compare ``graph`` with ``cf.fn`` on ``n`` generated inputs: (inputs compared, problems)."""
     names = {path: name for path, name in graph.traced.input_paths}
     compared: list[Any] = []
-    tries = generated(args, kwargs, n, seed=len(cf._graphs))
+    tries = scalar_inputs.vary(generated(args, kwargs, n, seed=len(cf._graphs)), graph, len(cf._graphs))
     tries += sides.both_sides(cf, args, kwargs, tries)  # inputs on the sides of converted tests not taken
     reference = loops.reference(cf)  # a bounded `while` stops at its bound there
     for t_args, t_kwargs in tries:
@@ -98,7 +98,7 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
         spec, leaves = output_structure(expected)
         if spec != graph.traced.output_spec:
             return len(compared) + 1, [_structure_message(cf, graph, t_args, t_kwargs, spec)]
-        inputs = {names[path]: value for path, value in flatten_inputs(t_args, t_kwargs)}
+        inputs = {names[path]: value for path, value in flatten_inputs(t_args, t_kwargs) if path in names}
         compared.append(((t_args, t_kwargs), inputs, {k: np.asarray(v) for k, v in leaves.items()}))
     if not compared:
         return 0, []
@@ -263,7 +263,8 @@ def _retrace(cf, args, kwargs):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         return trace_function(cf._traceable, *samples.isolated((args, kwargs)), names=names,
-                              strict=False, name=cf.name, keep_values=True)
+                              strict=False, name=cf.name, keep_values=True,
+                              constants=scalar_inputs.constants(cf, args, kwargs))
 
 
 def _frozen_python_output(traced, now, path="output"):

@@ -54,6 +54,7 @@ from . import check as check_mod
 from . import crosscheck as cc_mod
 from . import guards as guards_mod
 from . import library, samples
+from . import scalar_inputs as scalar_inputs_mod
 from . import scalars as scalars_mod
 from . import sides as sides_mod
 from . import source as src_mod
@@ -83,6 +84,7 @@ class Graph:
     tier: Any = None  # compiler.tier.Tier with tier="auto"
     guards: Any = None  # compiler.guards.Guards: state read from outside, watched per call
     samples: list[Any] = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
+    specialised: dict[Any, Any] = field(default_factory=dict)  # scalar argument path -> (what read it, where)
 
     @property
     def node(self) -> Any:
@@ -194,6 +196,8 @@ class CompiledFunction(Generic[P, R]):
         for i, g in enumerate(self._graphs.values(), 1):
             n_nodes = len(g.graph_module.graph.nodes)
             lines.append(f"  graph {i} of {len(self._graphs)} for {samples.describe(g.key)}: {n_nodes} FX nodes")
+            lines += scalar_inputs_mod.describe(g.specialised, list(self._signature.parameters)
+                                                if self._signature else [])
             lines.append("  " + g.crosscheck.format("cross-check").replace("\n", "\n  "))
             if g.validation is not None:
                 lines.append("  " + g.validation.describe().replace("\n", "\n  "))
@@ -224,7 +228,8 @@ class CompiledFunction(Generic[P, R]):
             return self._traceable(*args, **kwargs)
         key = fast_key(args, kwargs)
         fast = self._fast.get(key)
-        if fast is not None and (fast.guards is None or fast.guards.changed() is None):
+        if fast is not None and (fast.guards is None or fast.guards.changed() is None) and (
+                fast.fixed is None or scalar_inputs_mod.same_fixed(fast.fixed, args, kwargs)):
             return fast(args, kwargs)
         raw_args, raw_kwargs = args, kwargs
         args, kwargs = self._bind(args, kwargs)
@@ -318,13 +323,15 @@ class CompiledFunction(Generic[P, R]):
         if not graph.call:
             return None
         args, kwargs = graph.call
+        originals = dict(flatten_inputs(args, kwargs))  # a Python number stays one (NEP 50 weak typing)
         from ..runtime.loops import reference as plain  # a bounded `while` stops at its bound there
         fn = plain(self)
 
         def reference(inputs: dict[str, Any]) -> dict[str, np.ndarray]:
-            mapping = {path: np.array(inputs[name], copy=True) for path, name in graph.traced.input_paths}
+            mapping = {path: scalar_inputs_mod.as_argument(originals.get(path), inputs[name])
+                       for path, name in graph.traced.input_paths}
             call_args, call_kwargs = replace_leaves(args, kwargs, mapping)
-            result = fn(*call_args, **call_kwargs)
+            result = align(fn(*call_args, **call_kwargs), graph.traced.output_spec)  # t * 2: a Python float
             spec, leaves = output_structure(result)
             if spec != graph.traced.output_spec:
                 raise ValueError("the function returned another structure than when traced")
@@ -365,7 +372,7 @@ class CompiledFunction(Generic[P, R]):
         return bound.args, bound.kwargs
 
     def _key(self, args: Any, kwargs: Any) -> Any:
-        return samples.signature((args, kwargs))
+        return scalar_inputs_mod.key(self, args, kwargs)
 
     def _latest(self) -> Graph:
         return list(self._graphs.values())[-1]
@@ -384,7 +391,7 @@ class CompiledFunction(Generic[P, R]):
         self._differential_check(graph, args, kwargs)
         graph.guards = guards_mod.build(self.fn, graph.traced.trace, args, kwargs,
                                         list(self._signature.parameters) if self._signature else [])
-        self._graphs[key] = graph
+        self._graphs[graph.key] = graph  # with the values of scalars the trace found it must fix
         if validate:
             rng = np.random.default_rng(len(self._graphs))
             np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
@@ -420,8 +427,10 @@ class CompiledFunction(Generic[P, R]):
             try:
                 library.begin(self._probe.library)
                 for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
-                    traced = trace_function(self._traceable, np_args, np_kwargs, names=names,
-                                            strict=False, name=self.name)
+                    traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
+                        self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
+                            self._traceable, np_args, np_kwargs, names=names, strict=False,
+                            name=self.name, constants=constants, on_retrace=on_retrace))
                     if self._probe.library is None or not self._probe.library.retrace():
                         break
                     self._probe.reset()
@@ -432,8 +441,9 @@ class CompiledFunction(Generic[P, R]):
             except Exception as exc:
                 self._raised_only_when_traced(exc, np_args, np_kwargs)
                 raise
-        scalars_mod.check_inputs(self.name, traced, np_args, np_kwargs, names)  # f(0.5): no input at all
-        graph = Graph(key, traced, call=samples.isolated((np_args, np_kwargs)))
+        scalars_mod.check_inputs(self.name, traced, specialised, names)  # f(3): no input at all
+        graph = Graph(self._key(args, kwargs), traced, call=samples.isolated((np_args, np_kwargs)),
+                      specialised=specialised)
         if self.backend != "fx":
             traced.node.use_backend(self.backend, traced.trace.input_values, traced.trace.output_values)
         elif self.tier == "auto":
@@ -575,7 +585,7 @@ class CompiledFunction(Generic[P, R]):
         names = {path: name for path, name in graph.traced.input_paths}
         sample_list = []
         for args, kwargs in tries:
-            inputs = {names[path]: value for path, value in flatten_inputs(args, kwargs)}
+            inputs = {names[path]: value for path, value in flatten_inputs(args, kwargs) if path in names}
             expected = align(self.fn(*args, **kwargs), graph.traced.output_spec)
             spec, leaves = output_structure(expected)
             outputs = {k: np.asarray(v) for k, v in leaves.items()}
@@ -611,6 +621,8 @@ _KEPT_SAMPLES = 8
 _clock = time.perf_counter
 _POSITIONAL = repeat(None)  # the name of every positional argument in fast_key's single loop
 _SCALARS = frozenset({int, float, bool, complex, str, bytes, type(None)})
+_VALUED = frozenset({str, bytes, type(None)})  # constants of the graph; a Python number is an input
+_I64 = 2**63
 
 
 def fast_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
@@ -634,7 +646,8 @@ def fast_key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] |
             add(v.dtype)
         elif t in _SCALARS:
             add(t)
-            add(samples.exact(v))  # -0.0 is not 0.0, every NaN is one key: as the signature
+            if t in _VALUED or t is int and not -_I64 <= v < _I64:  # a number out of int64: a constant
+                add(samples.exact(v))  # -0.0 is not 0.0, every NaN is one key: as the signature
         else:
             return None
     return tuple(key)
@@ -651,7 +664,7 @@ class _FastCall:
     """A traced graph bound to one argument layout: pick the arrays, run the plan, rebuild."""
 
     __slots__ = ("picks", "plan", "spec", "single", "pairs", "direct", "scalars", "node", "generation", "tier",
-                 "guards")
+                 "guards", "numbers", "fixed")
     picks: list[Any]  # int (a position) or str (a keyword)
     plan: Any
     spec: Any
@@ -659,6 +672,8 @@ class _FastCall:
     pairs: list[tuple[Any, Any]] | None
     direct: Any  # None (not known yet), False (the general way) or the plan's short way
     scalars: Any
+    numbers: bool  # a Python number among the inputs: made a 0-d array per call (no direct way)
+    fixed: Any  # (position or keyword, value) of each scalar argument traced as a constant, or None
     node: Any
     generation: int
     tier: Any
@@ -680,8 +695,12 @@ class _FastCall:
                 return None  # an array inside a container: the general path
             marker = m_args[path[1]] if path[0] == "args" else m_kwargs[path[1]]
             picks.append(marker.where)
-        arrays = [args[w] if type(w) is int else kwargs[w] for w in picks]
+        arrays = scalar_inputs_mod.fast_arrays([args[w] if type(w) is int else kwargs[w] for w in picks])
+        fixed = scalar_inputs_mod.fixed(graph.specialised, m_args, m_kwargs, args, kwargs)
+        if fixed is False:
+            return None  # a constant inside a container: the general path
         self = cls()
+        self.fixed = fixed
         self.picks = picks
         self.node = graph.node
         self.generation = graph.node.generation
@@ -698,7 +717,9 @@ class _FastCall:
         self.direct = None
         # outputs NumPy returns as NumPy scalars (x.sum()): handed out as such, not as 0-d arrays
         self.scalars = graph.traced.scalar_outputs
-        if self.scalars:
+        self.numbers = any(type(a) is not _ndarray for a in (args[w] if type(w) is int else kwargs[w]
+                                                            for w in picks))  # a Python-number input
+        if self.scalars or self.numbers:
             self.direct = False
         return self
 
@@ -706,7 +727,7 @@ class _FastCall:
         if self.generation != self.node.generation:  # the runner changed (a tier swap): a new plan
             self.generation = self.node.generation
             self.plan = None
-            self.direct = False if self.scalars else None
+            self.direct = False if self.scalars or self.numbers else None
         tier = self.tier
         if tier is None:
             return self._run(args, kwargs)
@@ -725,6 +746,8 @@ class _FastCall:
             if out is not None:
                 return out if self.single is None else out[None]
         arrays = [args[w] if type(w) is int else kwargs[w] for w in self.picks]
+        if self.numbers:
+            arrays = scalar_inputs_mod.fast_arrays(arrays)
         plan = self.plan
         if plan is None:
             plan = self.plan = self.node.plan(arrays)
@@ -798,13 +821,13 @@ def _run(graph: Graph, args: Any, kwargs: Any) -> Any:
     if not tensors:
         tier = graph.tier if graph.tier is not None and graph.tier.watching else None
         t = _clock()
-        out = graph.node(**{names[path]: value for path, value in leaves})
+        out = graph.node(**{names[path]: value for path, value in leaves if path in names})
         if tier is not None:
             tier.note(_clock() - t)
         return rebuild(graph.traced.output_spec, as_scalars(out, graph.traced.scalar_outputs))
     device = tensors[0].device
     values = [v.to(device) if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v), device=device)
-              for _, v in leaves]
+              for path, v in leaves if path in names]
     with torch.no_grad():
         out = graph.module_on(device)(*values)
     return rebuild(graph.traced.output_spec, out)

@@ -1,8 +1,10 @@
 """Guards and samples: when a call needs a new graph, and inputs to validate a graph on.
 
 A graph is exact for one signature: the shapes and dtypes of its array
-inputs, and the values of everything else (Python scalars, strings, objects),
-which tracing bakes in as constants. ``signature`` is the cache key, like
+inputs, the types of its scalar inputs (Python and NumPy numbers, 0-d inputs;
+``compiler/scalar_inputs.py`` adds the values of those the trace read into
+Python), and the values of everything else (strings, objects), which tracing
+bakes in as constants. ``signature`` is the cache key, like
 ``torch.compile``'s guards. ``perturb`` makes validation samples of the same
 signature whose values cover the example's range and sign, so a value frozen
 while tracing shows up as a mismatch.
@@ -16,6 +18,7 @@ import math
 import numpy as np
 import torch
 
+from ..runtime import tracing
 from ..runtime.inputs import check_array_type
 
 
@@ -25,8 +28,8 @@ def signature(value):
         if type(value) is not np.ndarray:  # np.matrix, masked arrays: refused, never a plain graph
             check_array_type(value, f"an argument ({_shape_and_dtype(value)})")
         return ("ndarray", value.shape, value.dtype.str)
-    if isinstance(value, np.inexact):  # a graph input, as tracing.is_scalar_input says: keyed by dtype
-        return ("scalar", value.dtype.str)
+    if tracing.is_scalar_input(value):  # a graph input (compiler/scalar_inputs.py): keyed by its type
+        return ("scalar", type(value).__qualname__, np.asarray(value).dtype.str)
     if isinstance(value, torch.Tensor):
         return ("tensor", tuple(value.shape), str(value.dtype), str(value.device))
     if isinstance(value, (list, tuple)):
@@ -73,6 +76,11 @@ def describe(key) -> str:
         return "{" + ", ".join(f"{k!r}: {describe(v)}" for k, v in key[1]) + "}"
     if kind == "value":
         return repr(key[2])
+    if kind == "scalar":
+        return key[1] if key[1] in ("float", "int", "bool", "complex") else f"{key[1]} scalar"
+    if kind == "specialised":
+        values = ", ".join(f"{name}={value!r}" for name, value in key[2])
+        return f"{describe(key[1])} with {values}"
     if kind == "object":
         return f"<{key[1]} object>"
     return "(" + ", ".join(describe(v) for v in key[1]) + ")"

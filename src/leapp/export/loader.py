@@ -328,6 +328,8 @@ class PipelineRuntime:
         batch = None
         for ref, port in expected.items():
             value = inputs[ref]
+            if type(value) in (bool, int, float, complex) and port.shape == ():
+                value = np.asarray(value)  # a scalar argument as Python passes it: float64, int64, bool
             if not isinstance(value, (np.ndarray, np.generic)):
                 raise PipelineInputError(f"input {ref!r}: expected a NumPy array {port.describe()}, got "
                                          f"{type(value).__name__}")

@@ -94,6 +94,7 @@ class Trace:
         self.made: list | None = None
         self.depends: dict[int, bool] = {}  # node index -> computed from an input (constness.py)
         self.math_results: dict[int, str] = {}  # node index -> "math.cos at ..." (math_calls.py)
+        self.scalar_ports: dict[int, tuple] = {}  # input node index -> path of a scalar argument (scalar_args.py)
 
     def add(self, op, args, kwargs, dtype, shape, loc, value=None):
         # The per-op fast paths in traced.py do this inline: keep it a plain append.

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import EscapeError, EscapeWarning
 from ..table.math_module import MATH_FUNCTIONS
-from . import constness, record, state, where
+from . import constness, record, scalar_args, state, where
 from .ir import operand_nodes
 from .traced import _loc
 
@@ -59,7 +59,7 @@ def call(name, original, args, kwargs):
     for a in args:
         if isinstance(a, record._TracedNpArray) and a.ndim != 0 and a.size != 1:
             return original(*args)  # TypeError, as math gives for arrays of more than one element
-    original(*[float(record.plain(a)) if isinstance(a, record._TracedNpArray) else a for a in args])
+    value = original(*[float(record.plain(a)) if isinstance(a, record._TracedNpArray) else a for a in args])
     ufunc = getattr(np, MATH_FUNCTIONS[name].split(".", 1)[1])
     operands = [_as_float64(a) for a in args]
     if name == "math.log" and len(operands) == 2:
@@ -74,6 +74,9 @@ def call(name, original, args, kwargs):
         if result.ndim:
             result = result.reshape(())
         loc = _loc()
+        weak = scalar_args.weak_math(trace, args, result, value)  # of Python-number arguments only
+        if weak is not None:
+            return weak
         trace.math_results[record.node_of(result).index] = f"{name} at {where.chain(loc, where.library_line(loc))}"
     return result
 

@@ -35,7 +35,7 @@ import torch
 from .. import dispatch, interrupts, table
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
 from ..table.math_module import MATH_FUNCTIONS
-from . import concatenators, constness, flat, library_args, math_calls, record, state
+from . import concatenators, constness, flat, library_args, math_calls, record, scalar_args, state
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -154,6 +154,7 @@ def _bypass(trace, name, original, args, kwargs):
         return record.record_call(name, original, args, kwargs, _loc())
     if traced and name in _SIZED and name != "numpy.full":
         loc = _loc()
+        scalar_args.check_untraced(trace, f"{name} (its size)", args, kwargs, loc)  # a scalar argument: specialised
         message = (f"{name} at {record.format_loc(loc)} takes its size from traced data: the size of "
                    f"the result depends on the data; use a fixed size")
         record.report(trace, "escape", name, loc, message, EscapeError, EscapeWarning)
@@ -423,6 +424,7 @@ def _foreign(fn, *args, **kwargs):
         return result
     name = _foreign_name(fn)
     loc = _loc()
+    scalar_args.check_untraced(trace, name, args, kwargs, loc)  # computed from a scalar argument: specialised
     message = (f"{name} at {record.format_loc(loc)} returned plain NumPy data computed from traced "
                f"values outside leapp's hooks (another library, a C extension, or a helper that "
                f"dropped the tracing): the graph would hold a constant. Compute it with NumPy "
@@ -496,6 +498,7 @@ def _getitem(value, index):
         value = record.wrap(value, trace.const(value, _loc()))
     elif trace is not None and isinstance(value, (list, tuple)) and _has_traced_index(index) \
             and constness.any_data(trace, index if isinstance(index, tuple) else (index,)):
+        scalar_args.check_untraced(trace, f"a Python {type(value).__name__} indexed by it", (index,), None, _loc())
         _sequence_lookup(trace, value)
         return value[record.plain(index)]  # reported once, here, not again by __index__
     return value[index]

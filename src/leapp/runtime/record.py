@@ -21,7 +21,7 @@ from ..errors import (
     UntracedCallError,
     UntracedCallWarning,
 )
-from . import argcheck, state, where
+from . import argcheck, scalar_args, state, where
 from .ir import Problem, _unchanged, format_loc
 
 _plain_view = np.ndarray.view
@@ -341,10 +341,15 @@ def record_call(name, eager, args, kwargs, loc, view_base=None):
         eager = argcheck.prepare(name, eager, args, kwargs, loc)
         if entry.kind == "inplace":
             return _record_inplace(trace, name, eager, args, kwargs, loc)
+    if getattr(trace, "scalar_ports", None) and scalar_args.has_weak(args, kwargs):
+        if not isinstance(entry, table.Entry):
+            scalar_args.check_untraced(trace, name, args, kwargs, loc)
+        return scalar_args.record_weak_call(trace, name, entry, eager, args, kwargs, loc)
     out = kwargs.get("out") if kwargs else None
     if out is not None:
         return _record_with_out(trace, name, eager, args, kwargs, loc, entry, out)
     if not isinstance(entry, table.Entry):
+        scalar_args.check_untraced(trace, name, args, kwargs, loc)  # a scalar argument's value: specialised
         result = eager(*[plain(a) for a in args], **plain_kwargs(kwargs))
         return untraced(trace, name, loc, result, entry)
     ir_args = tuple(to_ir(trace, a, loc, name) for a in args)

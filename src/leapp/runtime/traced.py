@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning, UnsupportedArgumentError
-from . import argcheck, constness, library_calls, record, state
+from . import argcheck, constness, library_calls, record, scalar_args, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
 from .names import function_name, resolve, ufunc_name
@@ -31,7 +31,8 @@ _trace_of = state.local  # .trace: this thread's trace (the hot paths below read
 _site_of = dispatch.local  # .site: the rewritten call being dispatched in this thread
 # Operands the inline fast paths leave to record.node_of_operand: an escaped value (reported and
 # frozen there) and an array made as a constant, whose memory C code may have written since.
-_SLOW_OPS = frozenset({"escaped", "const"})
+# A Python-number argument's value (leapp.weak, runtime/scalar_args.py) takes the general path too.
+_SLOW_OPS = frozenset({"escaped", "const", "leapp.weak"})
 
 
 def _recorded(method):
@@ -568,10 +569,10 @@ def _operator(ufunc, reflected, fallback):
             name = _supported(ufunc)
         t = type(other)
         if name is None or not (t is TracedNpArray or t is float or t is int):
-            return fallback(self, other)
+            return scalar_args.binary(ufunc, reflected, fallback, self, other)
         na = self._lp_node
         if na is None or na.op in _SLOW_OPS:
-            return fallback(self, other)
+            return scalar_args.binary(ufunc, reflected, fallback, self, other)
         if t is TracedNpArray:
             if other._lp_parent is not None:
                 return fallback(self, other)
@@ -645,12 +646,16 @@ def _power(self, other, mod=None):
     ``x ** 0.5`` (sqrt(-0.0) is -0.0). Between NumPy scalars it is NumPy's scalar math: np.power's
     types (bool ** 2 is int64) and C's pow, without the sqrt (pow(-0.0, 0.5) is 0.0, of -inf
     inf). The 0-d array standing for a scalar does the latter (``_scalar_power``)."""
+    if mod is None and scalar_args.weak_power(self, other):
+        return scalar_args.binary(np.power, False, _ndarray.__pow__, self, other)
     if mod is None and self._lp_scalar and _scalar_operand(other):
         return _scalar_power(self, other, reflected=False)
     return _ndarray.__pow__(self, other) if mod is None else _ndarray.__pow__(self, other, mod)
 
 
 def _rpower(self, other, mod=None):
+    if mod is None and scalar_args.weak_power(self, other):
+        return scalar_args.binary(np.power, True, _ndarray.__rpow__, self, other)
     if mod is None and self._lp_scalar and _scalar_operand(other):
         return _scalar_power(self, other, reflected=True)
     return _ndarray.__rpow__(self, other) if mod is None else _ndarray.__rpow__(self, other, mod)
@@ -766,6 +771,7 @@ def _converted_in_c(arr, source, frame):
         arr._lp_node = trace.add(name, (node,), None, arr.dtype, arr.shape, loc)
         return
     short = "np." + arr.dtype.type.__name__
+    scalar_args.check_read(trace, source, f"{short}()", loc)  # of a scalar argument: specialised
     message = (f"{short}(...) of a traced value at {record.format_loc(loc)}: NumPy returns a NumPy "
                f"scalar, which leaves the graph (its value is frozen into the graph); write "
                f"x.astype({short}) to keep it traced (leapp.compile traces {short}(x) itself).")
@@ -795,6 +801,7 @@ def _escape(arr, construct, advice):
             or not constness.value_depends_on_inputs(trace, arr):
         return  # untraced, or computed from constants only: its value is the same on every call
     loc = _loc()
+    scalar_args.check_read(trace, arr, construct, loc)  # a scalar argument's value: specialised
     where = record.format_loc(loc)
     message = f"{construct} at {where}: the value leaves the graph; {advice}."
     record.report(trace, "escape", construct, loc, message, EscapeError, EscapeWarning)
@@ -974,4 +981,5 @@ def _fallback(method):
 
 _install_fallbacks()
 _install_operators()
+scalar_args.install(TracedNpArray)
 record.set_array_class(TracedNpArray)

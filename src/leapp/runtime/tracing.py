@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EscapeError, EscapeWarning, OutputTypeError
-from . import conventions, escapes, math_calls, patches, record, state
+from . import conventions, escapes, math_calls, patches, record, scalar_args, state
 from .inputs import check_graph_dtype
 from .ir import Problem, Trace, _copy_array
 from .session_graph import CompiledNode
@@ -32,6 +32,7 @@ class Traced:
     problems: list = field(default_factory=list)
     scalar_outputs: frozenset = frozenset()  # outputs NumPy returns as NumPy scalars
     values: dict = field(default_factory=dict)  # trace node index -> NumPy's value (keep_values)
+    specialised: dict = field(default_factory=dict)  # scalar argument path -> (what read it, where)
 
 
 def _is_array(x):
@@ -39,11 +40,12 @@ def _is_array(x):
 
 
 def is_scalar_input(x) -> bool:
-    """A NumPy float or complex scalar argument (``t: np.float64``): a 0-d graph input, one graph per
-    dtype. NumPy ints and bools and Python numbers stay constants of their graph (one graph per
-    value): they set sizes, indices and branches, and a Python float is weakly typed in NumPy
-    (``x32 * 0.5`` stays float32), which a float64 input would not be."""
-    return isinstance(x, np.inexact)
+    """A scalar argument: a NumPy number or bool, or a Python ``bool``/``int``/``float``/``complex``
+    (an int within int64's range). Each is first traced as a 0-d graph input of its NumPy dtype; a
+    Python number is weakly typed, as in NumPy (``x32 * 0.5`` stays float32), and an argument whose
+    value the trace needs in Python (a size, a slice bound, ``int(n)``) is traced again as a
+    constant of its graph, one graph per value (``runtime/scalar_args.py``)."""
+    return isinstance(x, (np.number, np.bool_)) or scalar_args.is_python_number(x)
 
 
 def _is_tensor(x):
@@ -181,8 +183,36 @@ class _Kept(list):
         list.append(self, ref())
 
 
-def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_values=False):
+def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_values=False,
+                   constants=(), on_retrace=None):
     """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names.
+
+    Scalar arguments are 0-d inputs, except those in ``constants`` (their paths) and those whose
+    value the trace reads into Python: then it traces again with them as constants of the graph
+    (``runtime/scalar_args.py``), calling ``on_retrace()`` first. ``Traced.specialised`` says which,
+    path -> (what read the value, where).
+    """
+    specialised = {path: ("the caller", None) for path in constants}
+    while True:
+        try:
+            traced = _trace_once(fn, args, kwargs, names=names, strict=strict, name=name,
+                                 keep_values=keep_values, constants=frozenset(specialised))
+        except scalar_args.Specialise as exc:
+            fresh = sorted((p for p in exc.ports if p not in specialised), key=repr)
+            if not fresh:  # never loop: a constant cannot be read as an input
+                raise RuntimeError(f"{exc.construct} read a scalar argument traced as a constant "
+                                   f"(a leapp bug, please report it)") from None
+            specialised.update((p, (exc.construct, exc.loc)) for p in fresh)
+            if on_retrace is not None:
+                on_retrace()
+            continue
+        traced.specialised = specialised
+        return traced
+
+
+def _trace_once(fn, args, kwargs, *, names, strict, name, keep_values, constants):
+    """One trace of ``fn`` (see ``trace_function``); ``scalar_args.Specialise`` when a scalar
+    argument's value is read into Python.
 
     ``keep_values``: also return, per trace node index, the value NumPy computed for it
     (``Traced.values``; the differential check's second trace, which names the first node that
@@ -191,7 +221,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
     if active is not None:
         raise RuntimeError(f"cannot trace {name or fn.__name__} while {active.name!r} is being traced")
     trace = Trace(name or getattr(fn, "__qualname__", "fn"), strict=strict)
-    leaves = flatten_inputs(args, kwargs)
+    leaves = [(p, v) for p, v in flatten_inputs(args, kwargs) if p not in constants]
     mapping = {}
     input_paths = []
     value = None  # bound by the loops below only when there are inputs, outputs (deleted after)
@@ -199,6 +229,8 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
         key = input_name(path, names)
         mapping[path] = _traced_input(trace, key, value)
         input_paths.append((path, key))
+        if not isinstance(value, np.ndarray) and not _is_tensor(value):
+            trace.scalar_ports[trace.inputs[key].index] = path
     t_args, t_kwargs = replace_leaves(args, kwargs, mapping)
     trace.made = _Kept() if keep_values else [] if WATCH_ESCAPES else None
     try:
@@ -225,8 +257,10 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
                 pass
         trace.made = None
         raise
-    scalars = frozenset(k for k, v in outs.items()
-                        if (type(v) is TracedNpArray and v._lp_scalar) or isinstance(v, np.generic))
+    scalars = ScalarOutputs(k for k, v in outs.items()
+                            if (type(v) is TracedNpArray and v._lp_scalar) or isinstance(v, np.generic))
+    # computed from Python-number arguments by Python's arithmetic (t * 2): a Python number
+    scalars.python = frozenset(k for k, v in outs.items() if scalar_args.is_weak(v))
     del result, outs, t_args, t_kwargs, mapping, value
     values = {}
     if keep_values:
@@ -261,11 +295,21 @@ def _report_escapes(trace):
                       EscapeError, EscapeWarning)
 
 
+class ScalarOutputs(frozenset):
+    """The outputs NumPy returns as scalars; ``python``: those the function returns as Python
+    numbers (Python's arithmetic on Python-number arguments, ``runtime/scalar_args.py``)."""
+
+    python: frozenset = frozenset()
+
+
 def as_scalars(out, scalars):
-    """``out`` (name -> 0-d array or tensor) with the outputs in ``scalars`` as NumPy scalars."""
+    """``out`` (name -> 0-d array or tensor) with the outputs in ``scalars`` as NumPy scalars (as
+    Python numbers for those in ``scalars.python``)."""
     if not scalars:
         return out
-    return {k: (v[()] if k in scalars and isinstance(v, np.ndarray) else v) for k, v in out.items()}
+    python = getattr(scalars, "python", ())
+    return {k: ((v.item() if k in python else v[()]) if k in scalars and isinstance(v, np.ndarray) else v)
+            for k, v in out.items()}
 
 
 def _traced_input(trace, key, value):
@@ -287,6 +331,8 @@ def _traced_input(trace, key, value):
     traced._lp_node = node
     traced._lp_plain = plain  # the same memory, plain: what NumPy computes on
     traced._lp_scalar = not isinstance(value, np.ndarray)  # a NumPy scalar or Python number
+    if scalar_args.is_python_number(value):
+        return scalar_args.weaken(trace, traced, value)
     return traced
 
 

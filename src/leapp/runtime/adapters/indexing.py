@@ -97,3 +97,26 @@ def fill(m, x, value):
 @impl("leapp.cast")
 def cast(m, x, dtype):
     return m.cast(x, dtype)
+
+
+@impl("leapp.half")
+def half(m, x):
+    """A float64 value rounded to float16 once, as NumPy does (``x16 * t``, a Python float ``t``):
+    torch rounds float64 to float16 through float32, which is wrong where the float32 value lands
+    exactly half-way between two float16 values (1 + 2**-11 + 2**-40 gives 1.0, NumPy 1.001)."""
+    f = x.to(torch.float32)
+    h = f.to(torch.float16)
+    hf = h.to(torch.float32)
+    other = hf + 2 * (f - hf)  # the float16 value on f's other side, when f is half-way
+    halfway = (f != hf) & (other.to(torch.float16).to(torch.float32) == other)
+    # the float32 rounding crossed the half-way point toward h: NumPy's single rounding is `other`
+    toward_other = (x - f.to(torch.float64)) * (other - hf).to(torch.float64) > 0
+    fixed = torch.where(halfway & toward_other, other.to(torch.float16), h)
+    return m.mark(fixed, np.float16, m.shape_of(x))
+
+
+@impl("leapp.weak")
+def weak(m, x):
+    """A Python-number argument's value (runtime/scalar_args.py): its input, as is; every use that
+    NumPy converts was recorded with its own ``leapp.cast``."""
+    return x
