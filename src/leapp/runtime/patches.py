@@ -288,7 +288,7 @@ def _settle():
     dispatch.set_handler(_dispatch_handler if wanted else None)
 
 
-# The swaps _settle_each made last, per module: (its __dict__, attribute names, the originals, the
+# The swaps _settle_each made last, per module: (its __dict__, a reader of its slots, the originals, the
 # wrappers, {name: original}, {name: wrapper}). Each trace installs and removes the same ~180
 # wrappers; checked and swapped a module dict at a time, that is a few C calls, not a Python loop
 # of getattr/setattr per attribute (a tenth of tracing a small function). Anything else found in
@@ -314,7 +314,8 @@ def _swaps_now() -> list:
         names.append(attr)
         originals.append(original)
         wrappers.append(current)
-    return [(vars(m), tuple(n), tuple(o), tuple(w), dict(zip(n, o, strict=True)), dict(zip(n, w, strict=True)))
+    return [(vars(m), operator.itemgetter(*n) if len(n) > 1 else (lambda d, a=n[0]: (d[a],)), tuple(o), tuple(w),
+             dict(zip(n, o, strict=True)), dict(zip(n, w, strict=True)))
             for m, n, o, w in groups.values()]
 
 
@@ -323,8 +324,11 @@ def _settle_fast(wanted: bool) -> bool:
     does not (then nothing of that module was changed and the slow way settles it all)."""
     if not _swaps:
         return False
-    for namespace, names, originals, wrappers, by_original, by_wrapper in _swaps:
-        now = tuple(map(namespace.get, names))
+    for namespace, read, originals, wrappers, by_original, by_wrapper in _swaps:
+        try:
+            now = read(namespace)  # every slot's value, in one C call
+        except KeyError:
+            return False
         if wanted:
             if all(map(operator.is_, now, wrappers)):
                 continue
