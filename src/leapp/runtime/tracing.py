@@ -168,7 +168,7 @@ def rebuild(spec, values):
     return typ(*items) if kind == "namedtuple" else typ(items)
 
 
-# Read by benchmarks/check_cost.py only, to measure what watching for escapes costs a trace.
+# Read by benchmarks/compile_split.py only, to measure what watching for escapes costs a trace.
 WATCH_ESCAPES = True
 
 
