@@ -280,7 +280,9 @@ class Builder:
         name = f"_tensor_constant{self.n_constants}"
         self.n_constants += 1
         self.root.register_buffer(name, tensor_from_numpy(value))
-        proxy = _Proxy(self.graph.get_attr(name), self.tracer)
+        # Graph.get_attr without its checks of an owning module (this graph has none) and with
+        # the node's name given: the name torch.fx derives from this target is the target itself
+        proxy = _Proxy(self.graph.create_node("get_attr", name, name=name), self.tracer)
         proxy.node.meta["leapp_dtype"] = np.asarray(value).dtype
         proxy.node.meta["leapp_shape"] = tuple(np.shape(value))
         return proxy

@@ -187,6 +187,13 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
     ``keep_values``: also return, per trace node index, the value NumPy computed for it
     (``Traced.values``; the differential check's second trace, which names the first node that
     departs) and skip the escape search."""
+    # Recording and lowering relax the collector as one stretch: given back in between, the
+    # threshold came down under the count both had allocated, and a collection ran between them.
+    with state.collector_relaxed():
+        return _trace_function(fn, args, kwargs, names=names, strict=strict, name=name, keep_values=keep_values)
+
+
+def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values):
     active = state.current()
     if active is not None:
         raise RuntimeError(f"cannot trace {name or fn.__name__} while {active.name!r} is being traced")
