@@ -231,6 +231,11 @@ class _Tracer(GraphAppendingTracer):
         return super().create_arg(a)
 
 
+# target -> the name torch.fx derives from it (``Graph._target_to_str``: its __name__ in snake case),
+# which create_node would work out again for every node (a tenth of making a node)
+_NAMES: dict = {}
+
+
 class Builder:
     def __init__(self):
         self.root = torch.nn.Module()
@@ -245,7 +250,15 @@ class Builder:
         # (operands first: making one may add a constant's node, which must come before this one)
         args = tuple([arg(a) for a in args])
         kwargs = {k: arg(v) for k, v in kwargs.items()} if kwargs else None
-        node = self.graph.create_node(op, target)
+        try:
+            name = _NAMES.get(target)
+            if name is None:
+                name = self.graph._target_to_str(target)
+                if len(_NAMES) < 4096:
+                    _NAMES[target] = name
+        except TypeError:  # an unhashable target: torch.fx names it
+            name = None
+        node = self.graph.create_node(op, target, name=name)
         node.args = args
         if kwargs:
             node.kwargs = kwargs
@@ -267,7 +280,9 @@ class Builder:
         name = f"_tensor_constant{self.n_constants}"
         self.n_constants += 1
         self.root.register_buffer(name, tensor_from_numpy(value))
-        proxy = _Proxy(self.graph.get_attr(name), self.tracer)
+        # Graph.get_attr without its checks of an owning module (this graph has none) and with
+        # the node's name given: the name torch.fx derives from this target is the target itself
+        proxy = _Proxy(self.graph.create_node("get_attr", name, name=name), self.tracer)
         proxy.node.meta["leapp_dtype"] = np.asarray(value).dtype
         proxy.node.meta["leapp_shape"] = tuple(np.shape(value))
         return proxy

@@ -23,6 +23,7 @@ import ast
 import itertools
 import linecache
 import math
+import operator
 import sys
 import threading
 import types
@@ -271,7 +272,7 @@ def _made_for(make, name, original):
     key = (name, id(original))
     hit = _made.get(key)
     if hit is None or hit[0] is not original:
-        if len(_made) > 4 * (len(_TARGETS) + len(_MATH_TARGETS)):  # originals replaced many times
+        if len(_made) > 4 * (len(_TARGETS) + len(_MATH_TARGETS) + len(_SEQUENCE_TARGETS)):  # originals replaced many times
             _made.clear()
         hit = _made[key] = (original, make(name, original))
     return hit[1]
@@ -281,6 +282,72 @@ def _settle():
     """Make NumPy's and torch's attributes what the live holds ask for; idempotent, so a settle cut
     short by an exception is finished by the next one."""
     wanted = len(_holds) > 0
+    if not _settle_fast(wanted):
+        _settle_each(wanted)
+        _swaps.clear()
+        _swaps.extend(_swaps_now())
+    dispatch.set_handler(_dispatch_handler if wanted else None)
+
+
+# The swaps _settle_each made last, per module: (its __dict__, a reader of its slots, the originals, the
+# wrappers, {name: original}, {name: wrapper}). Each trace installs and removes the same ~180
+# wrappers; checked and swapped a module dict at a time, that is a few C calls, not a Python loop
+# of getattr/setattr per attribute (a tenth of tracing a small function). Anything else found in
+# a slot (the user replaced np.foo, a settle cut short) falls back to the attribute-by-attribute way.
+_swaps: list = []
+
+
+def _swaps_now() -> list:
+    groups: dict = {}
+    for name, module, attr in [*_TARGETS, *((n, math, a) for n, a in _MATH_TARGETS), *_SEQUENCE_TARGETS]:
+        current = getattr(module, attr)
+        if _is_wrapper(current) or library_args.is_wrapper(current) or \
+                getattr(current, "_leapp_math", None) is not None:
+            original = current.__wrapped__
+        else:  # released: the wrapper is the one _made_for keeps for it
+            original, hit = current, _made.get((name, id(current)))
+            if hit is None or hit[0] is not original:
+                return []
+            current = hit[1]
+        if vars(module).get(attr) not in (current, original):  # served by a module __getattr__
+            return []
+        names, originals, wrappers = groups.setdefault(id(module), (module, [], [], []))[1:]
+        names.append(attr)
+        originals.append(original)
+        wrappers.append(current)
+    return [(vars(m), operator.itemgetter(*n) if len(n) > 1 else (lambda d, a=n[0]: (d[a],)), tuple(o), tuple(w),
+             dict(zip(n, o, strict=True)), dict(zip(n, w, strict=True)))
+            for m, n, o, w in groups.values()]
+
+
+def _settle_fast(wanted: bool) -> bool:
+    """The swap of ``_swaps`` where every slot holds what the last settle left there; False if any
+    does not (then nothing of that module was changed and the slow way settles it all)."""
+    if not _swaps:
+        return False
+    for namespace, read, originals, wrappers, by_original, by_wrapper in _swaps:
+        try:
+            now = read(namespace)  # every slot's value, in one C call
+        except KeyError:
+            return False
+        if wanted:
+            if all(map(operator.is_, now, wrappers)):
+                continue
+            if not all(map(operator.is_, now, originals)):
+                return False
+            namespace.update(by_wrapper)
+        else:
+            if all(map(operator.is_, now, originals)):
+                continue
+            if not all(map(operator.is_, now, wrappers)):
+                return False
+            namespace.update(by_original)
+    for attr, original, traced_obj in _CONCATENATORS:
+        setattr(np, attr, traced_obj if wanted else original)
+    return True
+
+
+def _settle_each(wanted: bool) -> None:
     for name, module, attr in _TARGETS:
         current = getattr(module, attr)
         ours = _is_wrapper(current)
@@ -301,10 +368,9 @@ def _settle():
         current = getattr(module, attr)
         ours = library_args.is_wrapper(current)
         if wanted and not ours:
-            setattr(module, attr, library_args.wrapper(name, current))
+            setattr(module, attr, _made_for(library_args.wrapper, name, current))
         elif not wanted and ours:
             setattr(module, attr, current.__wrapped__)
-    dispatch.set_handler(_dispatch_handler if wanted else None)
 
 
 def install(hold: Hold | None = None) -> Hold:
