@@ -89,7 +89,7 @@ def vary(tries, graph, seed):
     """The differential check's generated calls (``compiler/check.py``) with each scalar input
     drawn afresh too (redrawn, negated, zero, as the arrays are), so that a value the graph froze
     shows; the scalars traced as constants keep their values (they are the graph's key)."""
-    rng = np.random.default_rng(seed)
+    rng = None  # made when a scalar input is met: a generator costs more than the walk below
     out = []
     for i, (args, kwargs) in enumerate(tries):
         mapping = {}
@@ -97,6 +97,8 @@ def vary(tries, graph, seed):
             value = _value_at(args, kwargs, path)
             if isinstance(value, np.ndarray) or not tracing.is_scalar_input(value):
                 continue
+            if rng is None:
+                rng = np.random.default_rng(seed)
             mapping[path] = _drawn(value, i % 3, rng)
         out.append(tracing.replace_leaves(args, kwargs, mapping) if mapping else (args, kwargs))
     return out
