@@ -18,6 +18,7 @@ import tokenize
 
 from .deep import in_deep, run_deep
 from .diagnostics import Analysis, Diagnostic
+from .parsing import parse
 from .resolve import function_scope, make_scope
 from .rules import CHECKS, RULES_BY_CODE
 from .scope import (
@@ -130,7 +131,7 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
         return result
     text, indent = _dedent(source)
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse(text, filename=path)
     except SyntaxError as e:
         line = (e.lineno or 1) + first_line - 1
         if selected("LP901", select, ignore):

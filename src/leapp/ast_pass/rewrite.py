@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .analyze import _dedent, analyze_source
+from .parsing import parse
 
 IMPORT_LINE = "import leapp.dispatch as _leapp\n"
 
@@ -166,7 +167,7 @@ def _drop_form_feeds(text: str) -> tuple[str, dict[int, int]]:
 
     lines = io.StringIO(text, newline="").readlines()  # str.splitlines would split at \f too
     in_string: set[int] = set()
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(parse(text)):
         if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno is not None \
                 and node.end_lineno != node.lineno:
             in_string.update(range(node.lineno + 1, node.end_lineno + 1))

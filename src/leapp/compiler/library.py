@@ -34,6 +34,7 @@ import types
 from fnmatch import fnmatchcase
 
 from .. import ast_pass, dispatch
+from ..ast_pass.parsing import parse
 from ..runtime import constness, library_calls, state
 from . import source as src_mod
 
@@ -171,7 +172,7 @@ def _arms(text, branches, first) -> dict:
     is the one whose first line ran (benchmarks/corpus.py reports it)."""
     wanted = {b.line - first + 1: b for b in branches if b.converted and b.construct != "ifexp"}
     out = {}
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(parse(text)):
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
@@ -210,7 +211,7 @@ def _fingerprint(code) -> tuple:
 
 
 def _compile(fn, text, original, first, path, *, redirect) -> types.CodeType:
-    tree = ast.parse(text)
+    tree = parse(text)
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if len(defs) != 1 or defs[0].name != fn.__name__:
         raise src_mod.NoSourceError(f"the source read for {fn.__qualname__} does not hold its def")

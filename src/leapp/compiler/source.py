@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import ast_pass
+from ..ast_pass.parsing import parse
 
 if TYPE_CHECKING:
     from ..ast_pass.diagnostics import Analysis
@@ -167,7 +168,7 @@ def build(fn, src: Source, probe) -> types.FunctionType:
                                             convert=src.convert)
     src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
                   if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}
-    tree = ast.parse(src.rewritten)
+    tree = parse(src.rewritten)
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if len(defs) != 1 or defs[0].name != fn.__name__:
         raise NoSourceError(f"the source read for {fn.__qualname__} does not hold its def")

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from .. import dispatch, interrupts, table
+from ..ast_pass.parsing import parse
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
 from ..table.math_module import MATH_FUNCTIONS
 from . import concatenators, constness, flat, library_args, math_calls, record, scalar_args, state
@@ -123,7 +124,7 @@ def _callee(code, lasti):
             return None
         lines[-1] = lines[-1][:end_col]  # columns count UTF-8 bytes
         lines[0] = lines[0][col:]
-        call = ast.parse("(" + b"".join(lines).decode() + ")", mode="eval").body
+        call = parse("(" + b"".join(lines).decode() + ")", mode="eval").body
     except (AttributeError, StopIteration, TypeError, ValueError, SyntaxError):  # co_positions: 3.11+
         return None
     if not isinstance(call, ast.Call):

@@ -27,6 +27,7 @@ from typing import cast
 
 import libcst as cst
 
+from ..parsing import parse
 from .expressions import convert_test
 from .plan import MARKER
 
@@ -42,7 +43,7 @@ def _tuple(names) -> str:
 def _one_line(expr: cst.BaseExpression) -> str:
     text = cst.Module([]).code_for_node(expr)
     if "\n" in text or "\r" in text:  # a test over several lines: the added call must take one
-        text = ast.unparse(ast.parse(text.strip(), mode="eval"))
+        text = ast.unparse(parse(text.strip(), mode="eval"))
     return text
 
 
