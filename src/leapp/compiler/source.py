@@ -17,6 +17,7 @@ import ast
 import functools
 import inspect
 import json
+import linecache
 import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -103,9 +104,20 @@ def read(fn, convert: bool = True) -> Source:
     arrays = module_arrays_of(fn.__globals__)
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
                                        module_arrays=arrays, convert=convert,
-                                       module_state=module_state_of(fn.__globals__))
+                                       module_state=module_state_of(fn.__globals__),
+                                       helpers=file_helpers(path, imports))
     last = first + len(text.splitlines()) - 1
     return Source(path, first, last, text, imports, analysis, arrays, convert=convert)
+
+
+def file_helpers(path: str, imports: dict):
+    """The module-level defs of ``path`` that a converted branch may call (``convert.helpers``):
+    what ``leapp rewrite`` of that file resolves, so the two convert the same branches."""
+    from ..ast_pass.convert.helpers import ModuleResolver
+    from ..ast_pass.resolve import make_scope
+
+    text = "".join(linecache.getlines(path))
+    return ModuleResolver(None, text, path, imports, scope_of=lambda tree: make_scope(tree.body, None).imports)
 
 
 def imports_of(namespace: dict) -> dict:
@@ -164,7 +176,7 @@ def build(fn, src: Source, probe) -> types.FunctionType:
     """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
     src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,
                                             imports=src.imports, module_arrays=src.module_arrays,
-                                            convert=src.convert)
+                                            convert=src.convert, helpers=file_helpers(src.path, src.imports))
     src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
                   if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}
     tree = ast.parse(src.rewritten)
