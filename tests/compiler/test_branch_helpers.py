@@ -237,3 +237,51 @@ def test_a_bounded_loop_on_the_side_the_example_does_not_take_traces():
         np.testing.assert_array_equal(cf(np.array(v)), numpy_halve_on_one_side(np.array(v)))
     assert np.isnan(cf(np.array([-100.0, 1.0]))).all()  # needs 7 > 4 on the side taken: marked
     assert len(cf.graphs) == 1
+
+
+def nested(x):
+    return lib.nested_untyped_test(x)
+
+
+def stacked(v):
+    return lib.stacked(v, v.sum())
+
+
+def test_an_untyped_test_inside_a_converted_library_branch_and_np_r_in_a_branch():
+    cf = leapp.compile(nested)
+    _agrees(cf, nested, [(np.array(v),) for v in ([1.0, 2.0], [0.0, 2.0], [-1.0, -2.0])])
+    assert len(cf.graphs) == 1
+    cf = leapp.compile(stacked)
+    _agrees(cf, stacked, [(np.array([1.0, 2.0]),), (np.array([-1.0, -2.0]),)])
+
+
+def early_then_acos(x):
+    a = x[0]
+    if a > 1:
+        return x * 0.0
+    return x * math.acos(a)  # after the early return the example takes: math.acos(2.0) is not raised
+
+
+def test_the_code_after_an_early_return_the_example_takes_is_the_side_not_taken():
+    cf = leapp.compile(early_then_acos)
+    _agrees(cf, early_then_acos, [(np.array([2.0, 1.0]),), (np.array([0.5, 1.0]),)])
+
+
+def _same(f):
+    return f
+
+
+@_same
+def decorated(v):
+    return v * 2.0
+
+
+def calls_decorated(v):
+    if v.sum() > 0:
+        v = decorated(v)
+    return v
+
+
+def test_a_decorated_helper_is_refused_since_the_def_is_not_what_is_called():
+    with pytest.raises(ProblemsError, match="`decorated` is decorated"):
+        leapp.compile(calls_decorated)(np.array([1.0, 2.0]))

@@ -127,7 +127,19 @@ def weak(value) -> str | None:
     if trace is None or not trace.math_results or not isinstance(value, record._TracedNpArray):
         return None
     node = record.node_of(value)
-    return trace.math_results.get(node.index) if node is not None else None
+    return _weak_node(trace, node) if node is not None else None
+
+
+def _weak_node(trace, node, depth=0):
+    """As ``check_weak_uses`` propagates it: a math result, or 0-d arithmetic on math results only."""
+    made = trace.math_results.get(node.index)
+    if made is not None or depth > 32:
+        return made
+    if node.op not in _WEAK_ARITHMETIC or node.shape != ():
+        return None
+    operands = operand_nodes(node)
+    found = [_weak_node(trace, n, depth + 1) for n in operands]
+    return found[0] if operands and all(found) else None
 
 
 def select_weak(cond, a, b, site):

@@ -57,3 +57,23 @@ def recursive_helper(x):
     if x.sum() > 0:
         x = countdown(x, 2)
     return x + 1.0
+
+
+def nested_untyped_test(x):
+    """A test the static pass cannot type (a helper's result) inside a converted branch: it runs in
+    the branch's local function, and the runtime sends its line back to the plan."""
+    if x.sum() > 0:
+        if near_zero(x[0]):
+            y = x * 0.0
+        else:
+            y = x * 2.0
+    else:
+        y = -x
+    return y
+
+
+def stacked(v, t):
+    """`np.r_[...]` joins its items: not an index that can be out of range (modern_robotics)."""
+    if t > 1e-6:
+        return np.r_[v * t, [1.0]]
+    return np.r_[v, [0.0]]
