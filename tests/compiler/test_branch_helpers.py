@@ -285,3 +285,14 @@ def calls_decorated(v):
 def test_a_decorated_helper_is_refused_since_the_def_is_not_what_is_called():
     with pytest.raises(ProblemsError, match="`decorated` is decorated"):
         leapp.compile(calls_decorated)(np.array([1.0, 2.0]))
+
+
+def test_a_helper_rebound_at_run_time_is_not_the_def_that_was_proven(monkeypatch):
+    import sys
+
+    from leapp.compiler import source
+
+    monkeypatch.setattr(sys.modules[__name__], "unit", scale_in_place)  # writes into its argument
+    (branch,) = source.read(normalise_or_zero).branches  # what leapp.compile plans (no rewrite to compare)
+    assert not branch.converted
+    assert "`unit` is not, at run time, the function defined at line" in branch.reason

@@ -120,11 +120,11 @@ transforms3d|transforms3d.shears.sadn2mat(a, d, np.cross(d, n))|a:angle,d:vec3,n
 transforms3d|transforms3d.reflections.rfnorm2mat(n)|n:vec3
 transforms3d|transforms3d.reflections.rfnorm2aff(n)|n:vec3
 transforms3d|transforms3d.taitbryan.euler2mat(e[0], e[1], e[2])|e:euler|refuse|transforms3d/taitbryan.py:117|control-flow
-transforms3d|transforms3d.taitbryan.mat2euler(m)|m:rot|refuse|transforms3d/taitbryan.py:204|escape
+transforms3d|transforms3d.taitbryan.mat2euler(m)|m:rot|convert|transforms3d/taitbryan.py:209|control-flow
 transforms3d|transforms3d.taitbryan.euler2quat(e[0], e[1], e[2])|e:euler
 transforms3d|transforms3d.taitbryan.quat2euler(q)|q:unit_quat|convert|transforms3d/quaternions.py:131|control-flow
 transforms3d|transforms3d.taitbryan.euler2axangle(e[0], e[1], e[2])|e:euler|refuse|transforms3d/quaternions.py:570|control-flow
-transforms3d|transforms3d.taitbryan.axangle2euler(v, t)|v:vec3,t:angle
+transforms3d|transforms3d.taitbryan.axangle2euler(v, t)|v:vec3,t:angle|convert|transforms3d/taitbryan.py:209|control-flow
 # rowan
 rowan|rowan.exp(q)|q:quats|refuse|rowan/functions.py:45|control-flow
 rowan|rowan.expb(q, 2.0)|q:quats|refuse|rowan/functions.py:45|control-flow

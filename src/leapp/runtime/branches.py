@@ -99,7 +99,7 @@ def select(site, cond, a, b, where):
     if not isinstance(a, (np.ndarray, np.generic)) or not isinstance(b, (np.ndarray, np.generic)):
         if type(a) is type(b) and not traced(a) and not traced(b) and _same_plain(a, b):
             return a
-        if (type(a) is float or type(b) is float) and (traced(a) or traced(b)):
+        if type(a) is float or type(b) is float:
             out = math_calls.select_weak(cond, a, b, site)  # `z = math.atan2(...)` / `z = 0.0`
             if out is not None:
                 return out

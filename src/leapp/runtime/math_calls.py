@@ -160,5 +160,6 @@ def select_weak(cond, a, b, site):
         if out.ndim:
             out = out.reshape(())
         made = next((weak(v) for v in (a, b) if weak(v) is not None), None)
-        trace.math_results[record.node_of(out).index] = f"{made} (selected at {site})"
+        trace.math_results[record.node_of(out).index] = \
+            f"{made} (selected at {site})" if made else f"the Python float selected at {site}"
     return out

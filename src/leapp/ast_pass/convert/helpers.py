@@ -137,11 +137,12 @@ class ModuleResolver:
     binding of ``name`` anywhere in the module), when the calling scope does not bind ``name``."""
 
     def __init__(self, tree: ast.Module | None, text: str, path: str, imports: dict, first_line: int = 1,
-                 scope_of=None):
+                 scope_of=None, bound=None):
         self.tree, self.text, self.path, self.imports = tree, text, path, dict(imports)
         self.offset = first_line - 1
         self.scope_of = scope_of  # with no tree: the file is parsed when first asked, and its imports
         # (``scope_of(tree)``) resolve names in its defs
+        self.bound = bound  # leapp.compile: bound(name, line) says the running module's `name` is that def
         self._defs: dict | None = None  # found on the first call asked about: most files have none
 
     def defs(self) -> dict:
@@ -157,8 +158,9 @@ class ModuleResolver:
             for node in ast.walk(self.tree):
                 for name in _bindings(node):
                     counts[name] = counts.get(name, 0) + 1
-            self._defs = {s.name: s for s in self.tree.body
-                          if isinstance(s, ast.FunctionDef) and counts.get(s.name) == 1}
+            starred = "*" in counts  # `from m import *` may rebind any name: no def is known to stay
+            self._defs = {} if starred else {s.name: s for s in self.tree.body
+                                             if isinstance(s, ast.FunctionDef) and counts.get(s.name) == 1}
         return self._defs
 
     def resolve(self, func, ctx):
@@ -177,6 +179,8 @@ class ModuleResolver:
             return f"`{func.id}` is decorated"
         text = "".join(self.text.splitlines(keepends=True)[fn.lineno - 1:fn.end_lineno])
         line = fn.lineno + self.offset
+        if self.bound is not None and not self.bound(func.id, line):
+            return f"`{func.id}` is not, at run time, the function defined at line {line}"
         return Helper((self.path, line, hash(text)), func.id, text, self.path, line, self.imports, self)
 
 

@@ -480,6 +480,8 @@ def _read_locals(facts, bodies) -> set[str]:
     body runs, so each needs a value on every path, not just on the path that took it."""
     names = set(facts.stores) | facts.params
     loaded = {n.id for b in bodies for s in b for n in ast.walk(s) if isinstance(n, ast.Name)} & names
+    loaded -= {n.id for b in bodies for s in b for c in ast.walk(s) if isinstance(c, ast.comprehension)
+               for n in ast.walk(c.target) if isinstance(n, ast.Name)}  # a comprehension's own names
     return {n for n in loaded if any(paths.reads_first(b, n) == "read" for b in bodies)}
 
 
