@@ -296,3 +296,17 @@ def test_a_helper_rebound_at_run_time_is_not_the_def_that_was_proven(monkeypatch
     (branch,) = source.read(normalise_or_zero).branches  # what leapp.compile plans (no rewrite to compare)
     assert not branch.converted
     assert "`unit` is not, at run time, the function defined at line" in branch.reason
+
+
+def acos_steps(x):
+    a = x * 1.0
+    while a.max() < 0.9:  # leapp: max-iterations=3
+        a = a + 0.5 + math.acos(a[0]) * 0.0  # a stopped iteration reaches a[0] > 1: math.acos raises
+    return a
+
+
+def test_math_in_an_iteration_that_already_stopped_does_not_raise():
+    cf = leapp.compile(acos_steps)
+    for v in ([0.3, 0.1], [0.0, -0.4], [0.95, 0.0]):
+        x = np.array(v)
+        np.testing.assert_allclose(cf(x), acos_steps(x))

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import dispatch
 from ..errors import ConversionError
-from .branches import _bools, _test, concrete, not_taken, select, traced
+from .branches import _bools, _test, concrete, not_taken, select, traced, untaken
 
 
 def while_(site, bound, test_fn, body_fn, args):
@@ -39,7 +39,8 @@ def while_(site, bound, test_fn, body_fn, args):
         test = test_fn(*values)
     running = _test(site, test)
     for _ in range(max(bound - done, 0)):
-        with np.errstate(all="ignore"):  # an iteration that already stopped may divide by zero; dropped
+        # an iteration that already stopped may divide by zero or leave math's domain; its values are dropped
+        with np.errstate(all="ignore"), untaken(not concrete(running)):
             new = tuple(body_fn(*values))
             values = tuple(select(site, running, a, b, f" `{n}` (in an iteration and where the loop stopped)")
                            for n, a, b in zip(_names(names, values), new, values, strict=True))

@@ -181,7 +181,8 @@ class ModuleResolver:
         line = fn.lineno + self.offset
         if self.bound is not None and not self.bound(func.id, line):
             return f"`{func.id}` is not, at run time, the function defined at line {line}"
-        return Helper((self.path, line, hash(text)), func.id, text, self.path, line, self.imports, self)
+        key = (self.path, line, hash(text), self.bound is not None)  # checked at run time or not
+        return Helper(key, func.id, text, self.path, line, self.imports, self)
 
 
 def _unbound(name: str, ctx) -> bool:
