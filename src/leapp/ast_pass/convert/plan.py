@@ -337,16 +337,6 @@ class _FunctionFacts:
                 elif isinstance(child, (ast.Global, ast.Nonlocal)):
                     self.declared |= set(child.names)
 
-    def loop_of(self, node):
-        """The outermost loop around ``node`` inside the function, if any."""
-        found = None
-        cur = self.parents.get(node)
-        while cur is not None:
-            if isinstance(cur, (ast.For, ast.While, ast.AsyncFor)):
-                found = cur
-            cur = self.parents.get(cur)
-        return found
-
 
 _facts_cache: dict = {}
 
@@ -363,18 +353,6 @@ def _facts(fn) -> _FunctionFacts:
 
 def _inside(pos, node) -> bool:
     return (node.lineno, node.col_offset) <= pos <= (node.end_lineno, node.end_col_offset)
-
-
-def _before(facts, name, node, loop) -> bool:
-    if name in facts.params:
-        return True
-    start = (node.lineno, node.col_offset)
-    return any(p < start or (loop is not None and _inside(p, loop)) for p in facts.stores.get(name, ()))
-
-
-def _after(facts, name, node, loop) -> bool:
-    end = (node.end_lineno, node.end_col_offset)
-    return any(p > end or (loop is not None and _inside(p, loop)) for p in facts.loads.get(name, ()))
 
 
 # --- the constructs ---------------------------------------------------------------
