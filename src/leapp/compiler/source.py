@@ -120,7 +120,8 @@ def file_helpers(path: str, imports: dict, namespace: dict):
     def bound(name, line):
         value = namespace.get(name)
         code = getattr(value, "__code__", None)
-        return type(value) is types.FunctionType and code.co_filename == path and code.co_firstlineno == line
+        return type(value) is types.FunctionType and code is not None and code.co_filename == path \
+            and code.co_firstlineno == line
 
     text = "".join(linecache.getlines(path))
     return ModuleResolver(None, text, path, imports, scope_of=lambda tree: make_scope(tree.body, None).imports,

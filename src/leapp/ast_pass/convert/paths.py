@@ -89,11 +89,7 @@ def definitely_before(facts, node) -> set[str]:
         parent = facts.parents.get(cur)
         if parent is None:
             return out
-        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and cur in parent.body:
-            block = parent.body
-        else:
-            block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody", "handlers")
-                          if isinstance(getattr(parent, f, None), list) and cur in getattr(parent, f)), None)
+        block = _block_of(parent, cur)
         if block is not None:
             before = definite(block[:block.index(cur)])
             if before is not _ALL:
@@ -106,6 +102,15 @@ def definitely_before(facts, node) -> set[str]:
         if isinstance(parent, (ast.For, ast.AsyncFor)) and block is parent.body:
             out |= {n.id for n in ast.walk(parent.target) if isinstance(n, ast.Name)}
         cur = parent
+
+
+def _block_of(parent, cur) -> list | None:
+    """The statement list of ``parent`` that holds ``cur`` (None: ``cur`` is not a statement there)."""
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and cur in block:
+            return block
+    return None
 
 
 def _loads(node) -> set[str]:
@@ -156,11 +161,7 @@ def live_after(facts, name: str, node) -> bool:
     cur = node
     while True:
         parent = facts.parents.get(cur)
-        if parent is None or isinstance(parent, _SCOPES):
-            block = parent.body if parent is not None else []
-        else:
-            block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody", "handlers")
-                          if isinstance(getattr(parent, f, None), list) and cur in getattr(parent, f)), None)
+        block = _block_of(parent, cur) if parent is not None else None
         if block is not None and cur in block:
             got = reads_first(block[block.index(cur) + 1:], name)
             if got != "open":
