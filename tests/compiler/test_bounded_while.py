@@ -158,3 +158,47 @@ def test_onnx_export_keeps_the_mask_and_the_nan(tmp_path):
         np.testing.assert_allclose(out, halve(np.array(v, F32)), rtol=1e-6)
     (out,) = session.run(None, {name: np.array([100.0, 1.0, 0.5], F32)})
     assert np.isnan(out).all()
+
+
+def until_exact_sum(x):
+    y = x * 1.0
+    while np.abs(y.sum() - 3.0) > 0.0:  # leapp: max-iterations=4
+        y = y * 1.0  # never changes: NumPy's loop never ends once the sum is not 3
+    return y
+
+
+class _Late(BaseException):
+    pass
+
+
+def _stops_in(seconds, fn):
+    """Run ``fn()``; fail (rather than hang the suite) when it takes longer than ``seconds``."""
+    import signal
+
+    def late(*_):  # not an Exception: the code under test catches those
+        raise _Late(f"did not return within {seconds} s: an unbounded NumPy loop")
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.alarm(seconds)
+    try:
+        return fn()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_validate_runs_numpys_side_stopped_at_the_bound():
+    x = np.array([1.0, 2.0])  # sum 3: zero iterations on the example; perturbed inputs never stop
+    cf = leapp.compile(until_exact_sum, validate=3)
+    out = _stops_in(20, lambda: cf(x))
+    np.testing.assert_array_equal(out, x)
+    result = _stops_in(20, lambda: cf.validate(x * 2.0))  # needs more than 4: the graph marks it
+    assert result.ok
+    assert np.isnan(cf(x * 2.0)).all()
+
+
+def test_the_numpy_rerun_after_a_failed_trace_stops_at_the_bound():
+    cf = leapp.compile(until_exact_sum)
+    cf(np.array([1.0, 2.0]))
+    # the rerun that tells leapp's own failures from the user's: NumPy's loop would never end here
+    assert _stops_in(20, lambda: cf._raised_only_when_traced(TypeError("x"), (np.array([5.0, 2.0]),), {})) is None

@@ -184,7 +184,6 @@ def array_test(x):
 @pytest.mark.parametrize("fn,words", [
     (dtype_differs, "dtypes float64 and float32"),
     (shape_differs, "shapes (1,) and (2,)"),
-    (python_floats, "a Python float (1.0) and a Python float (-1.0)"),
     (array_test, "the test is an array of shape (2,)"),
 ])
 def test_what_a_select_would_change_is_refused_with_the_site(fn, words):
@@ -195,6 +194,18 @@ def test_what_a_select_would_change_is_refused_with_the_site(fn, words):
     message = str(info.value)
     assert words in message
     assert f"{__file__}:{fn.__code__.co_firstlineno + 1}:5" in message
+
+
+def test_python_floats_selected_stay_python_floats_for_numpys_dtypes():
+    # `s` is a Python float in NumPy (weak): float64 data keeps float64, as the select does
+    cf = leapp.compile(python_floats)
+    for v in ([1.0, 2.0], [-1.0, -2.0]):
+        x = np.array(v)
+        np.testing.assert_array_equal(cf(x), python_floats(x))
+        assert cf(x).dtype == np.float64
+    # float32 data stays float32 in NumPy; the selected float64 value would widen it: refused
+    with pytest.raises(ProblemsError, match="the Python float selected at"):
+        leapp.compile(python_floats)(np.array([1.0, 2.0], F32))
 
 
 def refused_write(x):

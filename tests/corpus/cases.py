@@ -102,11 +102,11 @@ transforms3d|transforms3d.quaternions.quat2axangle(q)|q:quat|refuse|transforms3d
 transforms3d|transforms3d.quaternions.fillpositive(v)|v:small3|refuse|transforms3d/quaternions.py:88|control-flow
 transforms3d|transforms3d.euler.euler2mat(e[0], e[1], e[2])|e:euler
 transforms3d|transforms3d.euler.euler2mat(e[0], e[1], e[2], "rzxz")|e:euler
-transforms3d|transforms3d.euler.mat2euler(m)|m:rot|refuse|transforms3d/euler.py:290|control-flow
+transforms3d|transforms3d.euler.mat2euler(m)|m:rot|convert|transforms3d/euler.py:290|control-flow
 transforms3d|transforms3d.euler.euler2quat(e[0], e[1], e[2])|e:euler
-transforms3d|transforms3d.euler.quat2euler(q)|q:unit_quat|refuse|transforms3d/quaternions.py:131|control-flow
+transforms3d|transforms3d.euler.quat2euler(q)|q:unit_quat|convert|transforms3d/quaternions.py:131|control-flow
 transforms3d|transforms3d.euler.euler2axangle(e[0], e[1], e[2])|e:euler|refuse|transforms3d/quaternions.py:570|control-flow
-transforms3d|transforms3d.euler.axangle2euler(v, t)|v:vec3,t:angle|refuse|transforms3d/euler.py:290|control-flow
+transforms3d|transforms3d.euler.axangle2euler(v, t)|v:vec3,t:angle|convert|transforms3d/euler.py:290|control-flow
 transforms3d|transforms3d.axangles.axangle2mat(v, t)|v:vec3,t:angle
 transforms3d|transforms3d.axangles.axangle2mat(v, t, is_normalized=True)|v:vec3,t:angle
 transforms3d|transforms3d.axangles.axangle2aff(v, t)|v:vec3,t:angle
@@ -120,11 +120,11 @@ transforms3d|transforms3d.shears.sadn2mat(a, d, np.cross(d, n))|a:angle,d:vec3,n
 transforms3d|transforms3d.reflections.rfnorm2mat(n)|n:vec3
 transforms3d|transforms3d.reflections.rfnorm2aff(n)|n:vec3
 transforms3d|transforms3d.taitbryan.euler2mat(e[0], e[1], e[2])|e:euler|refuse|transforms3d/taitbryan.py:117|control-flow
-transforms3d|transforms3d.taitbryan.mat2euler(m)|m:rot|refuse|transforms3d/taitbryan.py:204|escape
+transforms3d|transforms3d.taitbryan.mat2euler(m)|m:rot|convert|transforms3d/taitbryan.py:209|control-flow
 transforms3d|transforms3d.taitbryan.euler2quat(e[0], e[1], e[2])|e:euler
-transforms3d|transforms3d.taitbryan.quat2euler(q)|q:unit_quat|refuse|transforms3d/quaternions.py:131|control-flow
+transforms3d|transforms3d.taitbryan.quat2euler(q)|q:unit_quat|convert|transforms3d/quaternions.py:131|control-flow
 transforms3d|transforms3d.taitbryan.euler2axangle(e[0], e[1], e[2])|e:euler|refuse|transforms3d/quaternions.py:570|control-flow
-transforms3d|transforms3d.taitbryan.axangle2euler(v, t)|v:vec3,t:angle
+transforms3d|transforms3d.taitbryan.axangle2euler(v, t)|v:vec3,t:angle|convert|transforms3d/taitbryan.py:209|control-flow
 # rowan
 rowan|rowan.exp(q)|q:quats|refuse|rowan/functions.py:45|control-flow
 rowan|rowan.expb(q, 2.0)|q:quats|refuse|rowan/functions.py:45|control-flow
@@ -214,7 +214,7 @@ pytransform3d|pytransform3d.rotations.norm_matrix(m)|m:mat3|convert|pytransform3
 pytransform3d|pytransform3d.rotations.matrix_from_two_vectors(a, b)|a:vec3,b:vec3|refuse|pytransform3d/rotations/_matrix.py:224|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_slerp(a, b, t)|a:unit_quat,b:unit_quat,t:unit_interval|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_double(q)|q:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.plane_basis_from_normal(n)|n:vec3|refuse|pytransform3d/rotations/_utils.py:198|control-flow
+pytransform3d|pytransform3d.rotations.plane_basis_from_normal(n)|n:vec3|convert|pytransform3d/rotations/_utils.py:198|control-flow
 pytransform3d|pytransform3d.transformations.transform_from(r, p)|r:rot,p:vec3
 pytransform3d|pytransform3d.transformations.invert_transform(a)|a:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.transformations.concat(a, b)|a:hom,b:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
@@ -241,8 +241,8 @@ modern_robotics|modern_robotics.RotInv(r)|r:rot
 modern_robotics|modern_robotics.VecToso3(w)|w:vec3
 modern_robotics|modern_robotics.so3ToVec(m)|m:mat3
 modern_robotics|modern_robotics.AxisAng3(w)|w:vec3
-modern_robotics|modern_robotics.MatrixExp3(modern_robotics.VecToso3(w))|w:vec3|refuse|modern_robotics/core.py:138|control-flow
-modern_robotics|modern_robotics.MatrixLog3(r)|r:rot|refuse|modern_robotics/core.py:162|control-flow
+modern_robotics|modern_robotics.MatrixExp3(modern_robotics.VecToso3(w))|w:vec3|convert|modern_robotics/core.py:138|control-flow
+modern_robotics|modern_robotics.MatrixLog3(r)|r:rot|convert|modern_robotics/core.py:162|control-flow
 modern_robotics|modern_robotics.RpToTrans(r, p)|r:rot,p:vec3
 modern_robotics|modern_robotics.TransToRp(t)|t:hom
 modern_robotics|modern_robotics.TransInv(t)|t:hom
@@ -251,14 +251,14 @@ modern_robotics|modern_robotics.se3ToVec(modern_robotics.VecTose3(v))|v:vec6
 modern_robotics|modern_robotics.Adjoint(t)|t:hom
 modern_robotics|modern_robotics.ScrewToAxis(q, s, 0.5)|q:vec3,s:vec3
 modern_robotics|modern_robotics.AxisAng6(v)|v:vec6
-modern_robotics|modern_robotics.MatrixExp6(modern_robotics.VecTose3(v))|v:vec6|refuse|modern_robotics/core.py:360|control-flow
-modern_robotics|modern_robotics.MatrixLog6(t)|t:hom|refuse|modern_robotics/core.py:162|control-flow
+modern_robotics|modern_robotics.MatrixExp6(modern_robotics.VecTose3(v))|v:vec6|convert|modern_robotics/core.py:360|control-flow
+modern_robotics|modern_robotics.MatrixLog6(t)|t:hom|convert|modern_robotics/core.py:162|control-flow
 modern_robotics|modern_robotics.ProjectToSO3(m)|m:mat3|refuse|modern_robotics/core.py:427|control-flow
 modern_robotics|modern_robotics.DistanceToSO3(m)|m:rot|refuse|modern_robotics/core.py:475|control-flow
-modern_robotics|modern_robotics.FKinSpace(MR_M, MR_SLIST, th)|th:joints|refuse|modern_robotics/core.py:360|control-flow
-modern_robotics|modern_robotics.FKinBody(MR_M, MR_BLIST, th)|th:joints|refuse|modern_robotics/core.py:360|control-flow
-modern_robotics|modern_robotics.JacobianSpace(MR_SLIST, th)|th:joints|refuse|modern_robotics/core.py:360|control-flow
-modern_robotics|modern_robotics.JacobianBody(MR_BLIST, th)|th:joints|refuse|modern_robotics/core.py:360|control-flow
+modern_robotics|modern_robotics.FKinSpace(MR_M, MR_SLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
+modern_robotics|modern_robotics.FKinBody(MR_M, MR_BLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
+modern_robotics|modern_robotics.JacobianSpace(MR_SLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
+modern_robotics|modern_robotics.JacobianBody(MR_BLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
 modern_robotics|modern_robotics.ad(v)|v:vec6
 modern_robotics|modern_robotics.EulerStep(th, dth, ddth, 0.01)|th:joints,dth:joints,ddth:joints
 modern_robotics|modern_robotics.CubicTimeScaling(2.0, t)|t:unit_interval

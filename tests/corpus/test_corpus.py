@@ -33,11 +33,7 @@ def _stages(index):
 # Cases whose label leapp does not meet yet, each with why. They must still be refused (clearly or
 # not): never a graph that differs from NumPy, an InternalError or a crash. A case that starts to
 # meet its label fails here too, so this list only shrinks (the closing note lists it).
-KNOWN_GAPS = {
-    "transforms3d__axangle2euler_2": "M.flat unpacking and math on the scalars now trace (runtime/flat.py); "
-                                     "what remains is `if cy > cy_thresh:` (taitbryan.py:209), control "
-                                     "flow in library code (issue 19)",
-}
+KNOWN_GAPS: dict[str, str] = {}
 # Cases exact through @leapp.compile and ONNX whose seed-API graph is exact but comes with a warning
 # that is true of the code; the test fails once the seed stage is exact too.
 SEED_WARNS = {

@@ -39,8 +39,9 @@ import numpy as np
 
 # planted construct -> (the statement, words the refusal must hold)
 PLANTED = {
-    "inplace": ("{v} *= -1", "in place"),
-    "write": ("{v}[0] = 0", "writes into"),
+    # a view of an array the other branch may hold (the branch's own copies may be written)
+    "inplace": ("{v} = {v}.reshape(-1); {v} *= -1", "in place"),
+    "write": ("{v} = {v}.reshape(-1); {v}[0] = 0", "writes into"),
     "raise": ("raise ValueError('bad input')", "raises"),
     "print": ("print('branch')", "side effect"),
     "solve": ("{v} = np.linalg.solve(np.eye({n}) + np.outer({v}, {v}), {v})", "raises on some inputs"),
@@ -118,6 +119,8 @@ class _Gen:
         r = self.rng
         for v in outs:
             self.lines.append(f"{indent}{v} = {self.arr()}")
+            if r.random() < 0.1:  # a copy the branch makes is its own: writing into it converts
+                self.lines.append(f"{indent}{v} = np.array({v}); {v}[0] = {v}[-1] * 0.5")
         if depth < 2 and r.random() < 0.25:
             self.branch(indent, depth + 1)
         if not self.planted and r.random() < 0.04:

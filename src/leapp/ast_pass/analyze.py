@@ -16,10 +16,11 @@ import re
 import textwrap
 import tokenize
 
+from .convert.helpers import ModuleResolver
 from .deep import in_deep, run_deep
 from .diagnostics import Analysis, Diagnostic
 from .parsing import parse
-from .resolve import function_scope, make_scope
+from .resolve import function_scope, make_scope, param_names
 from .rules import CHECKS, RULES_BY_CODE
 from .scope import (
     _has_trace_mark,
@@ -103,13 +104,14 @@ def _dedent(source: str) -> tuple[str, int]:
 
 def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
                    include_functions=(), imports=None, select=None, ignore=None,
-                   module_arrays=(), convert=True, module_state=(), data_lines=()) -> Analysis:
-    """Check ``source``; see the package docstring for the contract."""
+                   module_arrays=(), convert=True, module_state=(), data_lines=(), helpers=None) -> Analysis:
+    """Check ``source``; see the package docstring for the contract. ``helpers`` resolves the
+    functions a branch calls (``convert.helpers``; default: the module-level defs of ``source``)."""
     try:
         return run_deep(_analyze, source, path, scope=scope, first_line=first_line,
                         include_functions=include_functions, imports=imports, select=select,
                         ignore=ignore, module_arrays=module_arrays, convert=convert,
-                        module_state=module_state, data_lines=data_lines)
+                        module_state=module_state, data_lines=data_lines, helpers=helpers)
     except (RecursionError, MemoryError) as e:
         # Nesting too deep even with run_deep's room (a 170,000-term sum): CPython's own compiler
         # gives up far earlier (about 5,000 terms at its default limits), so the file cannot run.
@@ -121,7 +123,7 @@ def analyze_source(source: str, path: str = "<string>", *, scope: str = "auto", 
 
 
 def _analyze(source: str, path: str, *, scope, first_line, include_functions, imports, select,
-             ignore, module_arrays=(), convert=True, module_state=(), data_lines=()) -> Analysis:
+             ignore, module_arrays=(), convert=True, module_state=(), data_lines=(), helpers=None) -> Analysis:
     if scope not in ("auto", "all"):
         raise ValueError(f"scope must be 'auto' or 'all', not {scope!r}")
     result = Analysis()
@@ -157,6 +159,7 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
                     "np" if "np" in aliases else (aliases[0] if aliases else None))
     walker.convert = convert
     walker.data_lines = frozenset(data_lines)  # file lines whose test the runtime saw on traced data
+    walker.helpers = helpers if helpers is not None else ModuleResolver(tree, text, path, module.imports, first_line)
     walker.collect_module_arrays()
     for name in module_arrays:  # the function's globals holding arrays, from the compiler
         module.bound.add(name)
@@ -230,3 +233,28 @@ def check_bytes(data: bytes, path: str, *, max_file_size: int = DEFAULT_MAX_FILE
         result = Analysis()
         result.diagnostics.append(_diag("LP999", path, error=f"{type(e).__name__}: {e}"))
         return result
+
+
+def entry_context(source: str, path: str, *, first_line: int = 1, imports=None, helpers=None):
+    """``(def, walker)`` for the one function ``source`` holds, the walker standing at the start of
+    its body with every parameter taken to be a traced array (``convert.helpers`` proves such a
+    function free of side effects with it). Raises SyntaxError or ValueError."""
+    text, indent = _dedent(source)
+    tree = ast.parse(text, filename=path)
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise ValueError("it does not hold one def")
+    fn = tree.body[0]
+    lines = split_lines(text)
+    module = make_scope(tree.body, None)
+    for name, qualname in (imports or {}).items():
+        if name not in module.bound:
+            module.bound.add(name)
+            module.imports[name] = qualname
+    aliases = sorted(n for n, q in module.imports.items() if q == "numpy")
+    walker = Walker([], tree, module, path, text, lines, Positions(lines, first_line - 1, indent),
+                    "np" if "np" in aliases else (aliases[0] if aliases else None))
+    walker.helpers = helpers
+    walker.scope = function_scope(fn, module)
+    walker.state.arrays = set(param_names(fn.args))
+    walker.functions.append(fn)
+    return fn, walker

@@ -181,10 +181,10 @@ def _drop_form_feeds(text: str) -> tuple[str, dict[int, int]]:
 
 
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
-                   include_functions=(), imports=None, module_arrays=(), convert=True) -> str:
+                   include_functions=(), imports=None, module_arrays=(), convert=True, helpers=None) -> str:
     text, indent = _dedent(source)
     analysis = analyze_source(text, path, scope=scope, include_functions=include_functions,
-                              imports=imports, module_arrays=module_arrays, convert=convert)
+                              imports=imports, module_arrays=module_arrays, convert=convert, helpers=helpers)
     if any(d.code == "LP901" for d in analysis.diagnostics):
         d = next(d for d in analysis.diagnostics if d.code == "LP901")
         raise SyntaxError(f"{path}:{d.line}:{d.col}: {d.message}")

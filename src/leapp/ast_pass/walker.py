@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from typing import Any
 
 from leapp import table
 
@@ -68,6 +69,7 @@ class Walker(Facts):
         self.functions: list = []  # the defs being walked, innermost last (branch conversion reads it)
         self.convert = True  # leapp.compile(convert_control_flow=...): branches on data are converted
         self.data_lines: frozenset[int] = frozenset()  # library code (leapp.compiler.library): tests seen on traced data
+        self.helpers: Any = None  # convert.helpers: resolves the functions a converted branch calls
         self.branches: list = []  # convert.Branch, one per `if`/conditional expression on data
         self.hooks: dict[type, list] = {}
         self.test_hooks = []

@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
 import numpy as np
 import torch
 
+from .. import dispatch
 from ..errors import (
     EscapeWarning,
     InternalError,
@@ -502,13 +503,15 @@ class CompiledFunction(Generic[P, R]):
         """The function raised while traced. If NumPy runs it on the same inputs, the traced array
         was the difference (a library that type-checks its argument: ``Decimal(x)``, C code that
         rejects a subclass): that is leapp's refusal, at the line that raised, not a crash."""
+        from ..runtime.loops import reference  # a bounded `while` stops at its bound there
+
         try:
             call_args, call_kwargs = samples.isolated((args, kwargs))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self.fn(*call_args, **call_kwargs)
+                reference(self)(*call_args, **call_kwargs)
         except Exception:
-            return  # NumPy raises too: the user's own error, as it is
+            return  # NumPy raises too (or its loop runs past the bound): the error as it is
         where, tb = "?", exc.__traceback__
         while tb is not None:  # the innermost frame outside leapp (and NumPy): the line that raised
             if not _is_internal(tb.tb_frame.f_code):
@@ -582,11 +585,18 @@ class CompiledFunction(Generic[P, R]):
 
     def _validate(self, graph: Graph, tries: list[tuple[Any, Any]]) -> Validation:
         """Run the original function and the graph on each (args, kwargs); compare the outputs."""
+        from ..runtime.loops import reference
+
         names = {path: name for path, name in graph.traced.input_paths}
         sample_list = []
+        plain = reference(self)  # a bounded `while` stops at its bound there (NumPy's may never end)
         for args, kwargs in tries:
             inputs = {names[path]: value for path, value in flatten_inputs(args, kwargs) if path in names}
-            expected = align(self.fn(*args, **kwargs), graph.traced.output_spec)
+            try:
+                result = plain(*args, **kwargs)
+            except dispatch.LoopBoundExceeded:
+                continue  # an input that needs more iterations than the bound: the graph marks it NaN
+            expected = align(result, graph.traced.output_spec)
             spec, leaves = output_structure(expected)
             outputs = {k: np.asarray(v) for k, v in leaves.items()}
             if spec != graph.traced.output_spec:

@@ -26,6 +26,7 @@ converted: all with source except NumPy, torch and leapp, narrowed by
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import hashlib
 import inspect
@@ -154,7 +155,7 @@ def _convert(fn, text, data_lines) -> Converted:
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first,
                                        imports=src_mod.imports_of(fn.__globals__),
                                        module_arrays=src_mod.module_arrays_of(fn.__globals__), convert=True,
-                                       data_lines=data_lines)
+                                       data_lines=data_lines, helpers=GlobalsResolver(fn))
     dedented, indent = _dedent(text)
     if _fingerprint(_compile(fn, dedented, dedented, first, path, redirect=False)) != _fingerprint(code):
         return Converted(name, path, None, reason="its source does not compile to the code that runs "
@@ -223,6 +224,75 @@ def _compile(fn, text, original, first, path, *, redirect) -> types.CodeType:
         _Redirect().visit(func)
         ast.fix_missing_locations(func)
     return src_mod._compile_inner(func, fn, path)
+
+
+class GlobalsResolver:
+    """What a call in ``fn``'s source means (``ast_pass.convert.helpers``): a name looked up in its
+    closure, its globals and the builtins, or an attribute of a module. A plain Python function
+    with readable source that compiles to the code that runs is a ``Helper`` to prove; a ``math``
+    function leapp records is ``PURE``; anything else is left to the plan's refusal."""
+
+    def __init__(self, fn):
+        self.globals = fn.__globals__
+        self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True))
+
+    def resolve(self, func, ctx):
+        from ..ast_pass.convert.helpers import PURE, Helper
+        from ..runtime import math_calls
+
+        obj = self._value(func, ctx)
+        if obj is _UNKNOWN:
+            return None
+        if math_calls.name_of(obj) is not None:
+            return PURE
+        if type(obj) is not types.FunctionType or _internal(getattr(obj, "__module__", "") or ""):
+            return None
+        name = obj.__qualname__
+        if getattr(obj, "__wrapped__", None) is not None:
+            return f"`{name}` is wrapped by a decorator"
+        try:
+            text = inspect.getsource(obj)
+        except (OSError, TypeError):
+            return f"the source of `{name}` cannot be read"
+        from ..ast_pass.analyze import _dedent
+
+        code = obj.__code__
+        dedented, _ = _dedent(text)
+        try:
+            same = _fingerprint(_compile(obj, dedented, dedented, code.co_firstlineno, code.co_filename,
+                                         redirect=False)) == _fingerprint(code)
+        except (SyntaxError, ValueError, src_mod.NoSourceError):
+            same = False
+        if not same:
+            return f"the source of `{name}` does not compile to the code that runs"
+        return Helper((code, hashlib.sha1(text.encode()).hexdigest()), name, text, code.co_filename,
+                      code.co_firstlineno, src_mod.imports_of(obj.__globals__), GlobalsResolver(obj))
+
+    def _value(self, func, ctx):
+        if isinstance(func, ast.Attribute):
+            base = self._value(func.value, ctx)
+            if not isinstance(base, types.ModuleType):
+                return _UNKNOWN  # an attribute of an object may be a property: not looked up
+            return getattr(base, func.attr, _UNKNOWN)
+        if not isinstance(func, ast.Name):
+            return _UNKNOWN
+        scope = ctx.scope
+        while scope.parent is not None:  # a local or parameter of that name is not the global
+            if func.id in scope.bound:
+                return _UNKNOWN
+            scope = scope.parent
+        cell = self.cells.get(func.id)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return _UNKNOWN
+        if func.id in self.globals:
+            return self.globals[func.id]
+        return getattr(builtins, func.id, _UNKNOWN)
+
+
+_UNKNOWN = object()
 
 
 class _Redirect(ast.NodeTransformer):
@@ -357,8 +427,9 @@ class Conversions:
                 conv = self.wanted[func.__code__] = convert(func, self.lines.get(func.__code__, frozenset()))
             copy = None if conv.code is None else _instantiate(func, conv.code)
             if copy is not None:
-                self.of_copy[copy.__code__] = conv
-                self.original[copy.__code__] = func.__code__
+                for code in _codes(copy.__code__):  # a converted branch runs as a local function
+                    self.of_copy[code] = conv
+                    self.original[code] = func.__code__
             got = self.copies[id(func)] = (func, copy)
         copy = got[1]
         if copy is None:
@@ -427,6 +498,14 @@ class Conversions:
 
 
 _CALL_CODE = Conversions.call.__code__
+
+
+def _codes(code):
+    """``code`` and the code objects defined inside it (a converted branch's local functions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
 
 
 def begin(conversions) -> None:

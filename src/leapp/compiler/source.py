@@ -17,6 +17,7 @@ import ast
 import functools
 import inspect
 import json
+import linecache
 import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -104,9 +105,28 @@ def read(fn, convert: bool = True) -> Source:
     arrays = module_arrays_of(fn.__globals__)
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
                                        module_arrays=arrays, convert=convert,
-                                       module_state=module_state_of(fn.__globals__))
+                                       module_state=module_state_of(fn.__globals__),
+                                       helpers=file_helpers(path, imports, fn.__globals__))
     last = first + len(text.splitlines()) - 1
     return Source(path, first, last, text, imports, analysis, arrays, convert=convert)
+
+
+def file_helpers(path: str, imports: dict, namespace: dict):
+    """The module-level defs of ``path`` that a converted branch may call (``convert.helpers``):
+    what ``leapp rewrite`` of that file resolves, so the two convert the same branches; a name
+    ``namespace`` (the module's globals) binds to something else than that def is refused."""
+    from ..ast_pass.convert.helpers import ModuleResolver
+    from ..ast_pass.resolve import make_scope
+
+    def bound(name, line):
+        value = namespace.get(name)
+        code = getattr(value, "__code__", None)
+        return type(value) is types.FunctionType and code is not None and code.co_filename == path \
+            and code.co_firstlineno == line
+
+    text = "".join(linecache.getlines(path))
+    return ModuleResolver(None, text, path, imports, scope_of=lambda tree: make_scope(tree.body, None).imports,
+                          bound=bound)
 
 
 def imports_of(namespace: dict) -> dict:
@@ -165,7 +185,7 @@ def build(fn, src: Source, probe) -> types.FunctionType:
     """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
     src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,
                                             imports=src.imports, module_arrays=src.module_arrays,
-                                            convert=src.convert)
+                                            convert=src.convert, helpers=file_helpers(src.path, src.imports, fn.__globals__))
     src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
                   if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}
     tree = parse(src.rewritten)

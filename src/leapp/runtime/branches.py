@@ -13,12 +13,13 @@ with the site, never selected with a changed dtype or shape.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConversionError
-from . import state
+from . import math_calls, state
 from .traced import TracedNpArray
 
 
@@ -46,10 +47,40 @@ def if_(site, test, true_fn, false_fn, args):
     if not traced(test):
         return true_fn(*args) if test else false_fn(*args)
     cond = _test(site, test)
+    taken = concrete(cond)
     with np.errstate(all="ignore"):  # the branch not taken may divide by zero; its values are dropped
-        a = true_fn(*args)
-        b = false_fn(*args)
+        with untaken(not taken):
+            a = true_fn(*args)
+        with untaken(taken):
+            b = false_fn(*args)
     return select(site, cond, a, b, "")
+
+
+def concrete(value) -> bool:
+    """The traced-time truth of a 0-d test, without recording an escape."""
+    return bool(np.ndarray.view(np.asarray(value), np.ndarray)) if isinstance(value, np.ndarray) else bool(value)
+
+
+@contextlib.contextmanager
+def untaken(on: bool):
+    """Code that runs, while tracing, on a side of a converted test the traced input does not take:
+    its values are selected away for that input, so what only that input would refuse there (a
+    bounded loop past its bound, ``math.sqrt`` of a negative value) is left to the graph."""
+    trace = state.current()
+    if not on or trace is None:
+        yield
+        return
+    trace.untaken = getattr(trace, "untaken", 0) + 1
+    try:
+        yield
+    finally:
+        trace.untaken -= 1
+
+
+def not_taken() -> bool:
+    """Whether the code running now is on a side the traced input does not take (``untaken``)."""
+    trace = state.current()
+    return trace is not None and getattr(trace, "untaken", 0) > 0
 
 
 def select(site, cond, a, b, where):
@@ -68,9 +99,21 @@ def select(site, cond, a, b, where):
     if not isinstance(a, (np.ndarray, np.generic)) or not isinstance(b, (np.ndarray, np.generic)):
         if type(a) is type(b) and not traced(a) and not traced(b) and _same_plain(a, b):
             return a
+        if type(a) is float or type(b) is float:
+            out = math_calls.select_weak(cond, a, b, site)  # `z = math.atan2(...)` / `z = 0.0`
+            if out is not None:
+                return out
         _refuse(site, f"the branches give{where} {_kind(a)} and {_kind(b)}; a select needs arrays "
                       "of one dtype and shape (write np.float32(1.0) rather than 1.0 for a value "
                       "the branches choose between)")
+    if (math_calls.weak(a) is None) != (math_calls.weak(b) is None) or math_calls.weak(a) is not None:
+        out = math_calls.select_weak(cond, a, b, site)
+        if out is None:
+            _refuse(site, f"the branches give{where} a `math` result (a Python float in NumPy) and a NumPy "
+                          f"value; NumPy computes later float32 arithmetic in float32 with the first and "
+                          f"float64 with the second, so no one graph is exact. Make both NumPy values "
+                          f"(np.arctan2, np.sqrt, ...) or both `math` results")
+        return out
     if a.dtype != b.dtype:
         _refuse(site, f"the branches give{where} dtypes {a.dtype} and {b.dtype}; a select would "
                       "change one of them. Cast both to one dtype")
@@ -167,13 +210,24 @@ def early(site, test, body, args):
     if not traced(test):
         return Pending(True, body(*args)) if test else Pending(False, None)
     cond = _test(site, test)
-    with np.errstate(all="ignore"):
+    taken = concrete(cond)
+    with np.errstate(all="ignore"), untaken(not taken):
         value = body(*args)
-    return Pending(False, value, cond, site)
+    pending = Pending(False, value, cond, site)
+    if taken:  # the code after it, up to the merging `return`, is the side the input does not take
+        trace = state.current()
+        trace.untaken = getattr(trace, "untaken", 0) + 1
+        trace.after_taken = [*getattr(trace, "after_taken", ()), pending]
+    return pending
 
 
 def merge(held, value):
     """The first held early return whose test is true wins: fold from the last one back."""
+    trace = state.current()
+    marked = getattr(trace, "after_taken", ()) if trace is not None else ()
+    if marked:  # the return that ends the code after those early returns
+        trace.after_taken = [m for m in marked if not any(m is p for p in held)]
+        trace.untaken -= len(marked) - len(trace.after_taken)
     for p in reversed(held):
         value = select(p.site, p.test, p.value, value, " (the early return and the later one)")
     return value

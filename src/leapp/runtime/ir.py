@@ -95,6 +95,8 @@ class Trace:
         self.depends: dict[int, bool] = {}  # node index -> computed from an input (constness.py)
         self.math_results: dict[int, str] = {}  # node index -> "math.cos at ..." (math_calls.py)
         self.scalar_ports: dict[int, tuple] = {}  # input node index -> path of a scalar argument (scalar_args.py)
+        self.untaken = 0  # > 0: running a side of a converted test the input does not take (branches.py)
+        self.after_taken: list = []  # early returns the input takes: the code after them is untaken
 
     def add(self, op, args, kwargs, dtype, shape, loc, value=None):
         # The per-op fast paths in traced.py do this inline: keep it a plain append.

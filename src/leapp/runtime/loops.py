@@ -21,12 +21,7 @@ import numpy as np
 
 from .. import dispatch
 from ..errors import ConversionError
-from .branches import _bools, _test, select, traced
-
-
-def _concrete(value) -> bool:
-    """The traced-time truth of a 0-d test, without recording an escape."""
-    return bool(np.ndarray.view(np.asarray(value), np.ndarray)) if isinstance(value, np.ndarray) else bool(value)
+from .branches import _bools, _test, concrete, not_taken, select, traced, untaken
 
 
 def while_(site, bound, test_fn, body_fn, args):
@@ -44,13 +39,14 @@ def while_(site, bound, test_fn, body_fn, args):
         test = test_fn(*values)
     running = _test(site, test)
     for _ in range(max(bound - done, 0)):
-        with np.errstate(all="ignore"):  # an iteration that already stopped may divide by zero; dropped
+        # an iteration that already stopped may divide by zero or leave math's domain; its values are dropped
+        with np.errstate(all="ignore"), untaken(not concrete(running)):
             new = tuple(body_fn(*values))
             values = tuple(select(site, running, a, b, f" `{n}` (in an iteration and where the loop stopped)")
                            for n, a, b in zip(_names(names, values), new, values, strict=True))
             (more,) = _bools(site, [test_fn(*values)])
         running = np.logical_and(running, more)
-    if _concrete(running):
+    if concrete(running) and not not_taken():  # on a side the input does not take, the graph marks it
         raise ConversionError(f"{site}: the `while` loop still runs after its bound of {bound} iterations on "
                               f"the input being traced; raise `max-iterations` (the graph is exact only "
                               f"for inputs that stop within the bound)")

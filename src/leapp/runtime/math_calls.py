@@ -59,7 +59,12 @@ def call(name, original, args, kwargs):
     for a in args:
         if isinstance(a, record._TracedNpArray) and a.ndim != 0 and a.size != 1:
             return original(*args)  # TypeError, as math gives for arrays of more than one element
-    value = original(*[float(record.plain(a)) if isinstance(a, record._TracedNpArray) else a for a in args])
+    from .branches import not_taken
+
+    if not_taken():  # on a side of a converted test the input does not take, the graph gives NaN
+        value = float("nan")
+    else:
+        value = original(*[float(record.plain(a)) if isinstance(a, record._TracedNpArray) else a for a in args])
     ufunc = getattr(np, MATH_FUNCTIONS[name].split(".", 1)[1])
     operands = [_as_float64(a) for a in args]
     if name == "math.log" and len(operands) == 2:
@@ -119,3 +124,47 @@ def check_weak_uses(trace) -> None:
 _WEAK_ARITHMETIC = frozenset({"numpy.add", "numpy.subtract", "numpy.multiply", "numpy.divide",
                               "numpy.negative", "numpy.positive", "numpy.power", "numpy.absolute",
                               "numpy.floor_divide", "numpy.remainder"})
+
+
+def weak(value) -> str | None:
+    """Where ``value`` was made when it is a ``math`` result (a Python float in NumPy), else None."""
+    trace = state.current()
+    if trace is None or not trace.math_results or not isinstance(value, record._TracedNpArray):
+        return None
+    node = record.node_of(value)
+    return _weak_node(trace, node) if node is not None else None
+
+
+def _weak_node(trace, node, depth=0):
+    """As ``check_weak_uses`` propagates it: a math result, or 0-d arithmetic on math results only."""
+    made = trace.math_results.get(node.index)
+    if made is not None or depth > 32:
+        return made
+    if node.op not in _WEAK_ARITHMETIC or node.shape != ():
+        return None
+    operands = operand_nodes(node)
+    found = [_weak_node(trace, n, depth + 1) for n in operands]
+    return found[0] if operands and all(found) else None
+
+
+def select_weak(cond, a, b, site):
+    """``np.where(cond, a, b)`` where each side is a ``math`` result or a Python float (the result is
+    one in NumPy, whichever side runs: recorded as a ``math`` result, so ``check_weak_uses`` sees its
+    uses); None when a side is neither (then NumPy's value would be weak on one path only)."""
+    sides = []
+    for v in (a, b):
+        if type(v) is float:
+            sides.append(np.float64(v))
+        elif weak(v) is not None:
+            sides.append(v)
+        else:
+            return None
+    trace = state.current()
+    out = np.where(cond, *sides)
+    if isinstance(out, record._TracedNpArray):
+        if out.ndim:
+            out = out.reshape(())
+        made = next((weak(v) for v in (a, b) if weak(v) is not None), None)
+        trace.math_results[record.node_of(out).index] = \
+            f"{made} (selected at {site})" if made else f"the Python float selected at {site}"
+    return out

@@ -27,11 +27,10 @@ import re
 
 import libcst as cst
 
+from . import paths
 from .plan import (
     MARKER,
     Branch,
-    _after,
-    _before,
     _BoolTest,
     _Checker,
     _facts,
@@ -133,14 +132,14 @@ def _plan_while(node, ctx):
     assigned = _stored(node.body)
     for name in sorted(assigned & facts.declared):
         raise _Refused(f"the loop body assigns `{name}`, declared global or nonlocal")
-    outer = facts.loop_of(node)
-    carried = {n for n in assigned if _before(facts, n, node, outer)}
     in_test = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
-    for name in sorted(assigned - carried):
-        if name in in_test or _after(facts, name, node, outer):
-            at = min(p for p in facts.stores[name] if _inside_node(p, node))[0] + ctx.positions.line_offset
-            raise _Refused(f"`{name}` is assigned in the loop body and not before the `while`, so it has no "
-                           f"value when the loop stops at once (assign it before the `while`) (line {at})")
+    carried = {n for n in assigned
+               if n in in_test or paths.reads_first(node.body, n) == "read" or paths.live_after(facts, n, node)}
+    defined = paths.definitely_before(facts, node)
+    for name in sorted(carried - defined):
+        at = min(p for p in facts.stores[name] if _inside_node(p, node))[0] + ctx.positions.line_offset
+        raise _Refused(f"`{name}` is assigned in the loop body and not before the `while` on every path, so "
+                       f"it has no value when the loop stops at once (assign it before the `while`) (line {at})")
     return bound, tuple(sorted(carried))
 
 

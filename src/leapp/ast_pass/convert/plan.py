@@ -13,12 +13,15 @@ that failed and its line; lint reports it as LP202.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass
 
 from leapp import table
+from leapp.table.math_module import MATH_FUNCTIONS
 
 from ..dataflow import NDARRAY_METHODS
+from . import helpers, paths
 
 MARKER = "# leapp: converted, line "  # ends every line a conversion inserts; the number is the user's line
 _MARKED = re.compile(re.escape(MARKER) + r"\d+[ \t]*$", re.MULTILINE)
@@ -40,6 +43,11 @@ _PURE_BUILTINS = frozenset({"abs", "len", "min", "max", "round", "float", "int",
                             "range", "zip", "enumerate", "isinstance", "divmod", "pow", "complex", "slice",
                             "sorted", "reversed", "dict", "set", "frozenset", "str", "repr", "hash",
                             "any", "all", "sum"})
+# Calls whose result is a new array no other code holds: a block may write into it (``R = np.eye(3);
+# R[0, 1] = s``), since running the block on the other branch's inputs makes another one.
+_FRESH = frozenset({"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.eye", "numpy.identity",
+                    "numpy.zeros_like", "numpy.ones_like", "numpy.empty_like", "numpy.full_like",
+                    "numpy.array", "numpy.copy", "numpy.arange", "numpy.linspace", "numpy.diag"})
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,10 @@ class Branch:
         return f"line {self.line}: {what} not converted: {self.reason}"
 
 
+_BUILTIN_NAMES = frozenset(dir(builtins))
+_CONCATENATORS = frozenset({"numpy.r_", "numpy.c_"})  # `np.r_[a, b]` joins its items: not an index
+
+
 class _Refused(Exception):
     pass
 
@@ -82,6 +94,7 @@ class _Checker:
     def __init__(self, ctx, where: str):
         self.ctx, self.where = ctx, where
         self.arrays: set[str] = set()  # names this block made arrays
+        self.fresh: set[str] = set()  # names bound, on every path to here, to an array this block made
 
     def line(self, node) -> int:
         return self.ctx.positions.start(node)[0]
@@ -108,14 +121,20 @@ class _Checker:
                 self.target(target, s)
             if self.arrayish(s.value):
                 self.arrays |= {n.id for tg in s.targets for n in ast.walk(tg) if isinstance(n, ast.Name)}
+            self.bind(s.targets, s.value)
         elif t is ast.AnnAssign:
             if s.value is not None:
                 self.expr(s.value)
             self.target(s.target, s)
+            self.bind([s.target], s.value)
         elif t is ast.AugAssign:
-            self.refuse(s, f"updates `{ast.unparse(s.target)}` in place, which running both branches "
-                           f"would do twice (write `{ast.unparse(s.target)} = {ast.unparse(s.target)} "
-                           f"{_OPS.get(type(s.op), '?')} ...`)")
+            if self.written(s.target) not in self.fresh:
+                self.refuse(s, f"updates `{ast.unparse(s.target)}` in place, which running both branches "
+                               f"would do twice (write `{ast.unparse(s.target)} = {ast.unparse(s.target)} "
+                               f"{_OPS.get(type(s.op), '?')} ...`)")
+            self.expr(s.value)
+            if not isinstance(s.target, ast.Name):
+                self.expr(s.target.value)
         elif t is ast.Pass:
             pass
         elif t is ast.Expr:
@@ -123,15 +142,22 @@ class _Checker:
                 self.refuse(s, "has a statement that is only a call, kept for its side effect")
         elif t is ast.If:
             self.expr(s.test)
+            before = set(self.fresh)
             self.block(s.body, returns=returns, loops=loops)
+            after_body, self.fresh = self.fresh, before
             self.block(s.orelse, returns=returns, loops=loops)
+            self.fresh &= after_body
         elif t is ast.While and not s.orelse:  # bounded on data (convert.loops checks its bound), or plain
             self.expr(s.test)
+            self.fresh -= _stored([s])  # a later iteration sees what an earlier one bound
             self.block(s.body, returns="none", loops=loops + 1)
+            self.fresh -= _stored([s])
         elif t is ast.For and not s.orelse:
             self.expr(s.iter)
             self.target(s.target, s)
+            self.fresh -= _stored([s])
             self.block(s.body, returns="none" if returns != "any" else "any", loops=loops + 1)
+            self.fresh -= _stored([s])
         elif t in (ast.Break, ast.Continue):
             if not loops:
                 self.refuse(s, f"has a `{t.__name__.lower()}` out of the branch")
@@ -150,9 +176,45 @@ class _Checker:
 
     def target(self, target, stmt):
         for n in ast.walk(target):
-            if isinstance(n, (ast.Subscript, ast.Attribute)):
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and self.written(n) in self.fresh:
+                self.expr(n.slice)
+                continue
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
                 self.refuse(stmt, f"writes into `{ast.unparse(n)}` (an array or object shared with the "
                                   "other branch)")
+        for n in ast.walk(target):  # x[i][j] = v: the inner read is a load, with its own index
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+                self.expr(n)
+
+    @staticmethod
+    def written(target) -> str | None:
+        """The name an assignment to ``target`` writes into (``R`` for ``R[0, 1]`` and ``R[0][1]``)."""
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        return target.id if isinstance(target, ast.Name) else None
+
+    def bind(self, targets, value) -> None:
+        """Track which names hold an array this block made (``self.fresh``)."""
+        for target in targets:
+            names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            if isinstance(target, ast.Name) and value is not None and self.is_fresh(value):
+                self.fresh.add(target.id)
+            elif isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Starred)):
+                self.fresh -= names
+
+    def is_fresh(self, e) -> bool:
+        if isinstance(e, (ast.BinOp, ast.UnaryOp)):
+            return True  # arithmetic makes a new array (or an immutable number)
+        if not isinstance(e, ast.Call):
+            return False
+        q = self.ctx.call_name(e)
+        if q is not None and q.startswith("numpy."):
+            canon = table.canonical(q)
+            copies = next((k.value for k in e.keywords if k.arg == "copy"), None)
+            return canon in _FRESH and (canon != "numpy.array" or copies is None or (
+                isinstance(copies, ast.Constant) and copies.value is True))
+        f = e.func
+        return isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args and self.arrayish(f.value)
 
     # --- expressions --------------------------------------------------------
     def expr(self, e):
@@ -160,7 +222,8 @@ class _Checker:
             t = type(n)
             if isinstance(n, ast.Call):
                 self.call(n)
-            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.arrayish(n.slice):
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.arrayish(n.slice) \
+                    and self.ctx.scope.qualname(n.value) not in _CONCATENATORS:
                 self.refuse(n, f"indexes `{ast.unparse(n)}` with an array, which can be out of range "
                                "on the other branch's inputs")
             elif t in (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await):
@@ -188,19 +251,37 @@ class _Checker:
             return
         if q == "leapp.bounded":  # a bounded `while` test (convert.loops): its operands are walked
             return
-        if q is not None:
-            self.refuse(call, f"calls `{text}`, which leapp cannot show is free of side effects")
-        name = ctx.builtin(call.func)
-        if name is not None:
+        if q in MATH_FUNCTIONS:  # recorded as the NumPy ufunc (runtime/math_calls.py)
+            return
+        name = ctx.builtin(call.func) if q is None else None
+        if name is not None and (name in _BUILTIN_NAMES or ctx.helpers is None):
             if name not in _PURE_BUILTINS:
                 self.refuse(call, f"calls `{name}()`, which leapp cannot show is free of side effects")
             return
         f = call.func
-        if isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.arrayish(f.value):
+        if q is None and isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.arrayish(f.value):
             if f.attr in _WRITING_METHODS:
                 self.refuse(call, f"calls `.{f.attr}()`, which writes into the array")
             return
-        self.refuse(call, f"calls `{text}()`, which leapp cannot show is free of side effects")
+        why = helpers.verdict(call, ctx)  # a function whose source leapp reads: proven, recursively
+        if why is None:
+            return
+        shown = f"`{text}`" if q is not None else f"`{text}()`"
+        self.refuse(call, f"calls {shown}, which leapp cannot show is free of side effects"
+                          + (f": {why}" if why else ""))
+
+
+class _HelperChecker(_Checker):
+    """A function a branch calls (``convert.helpers``): its ``raise``/``assert`` are decided by its
+    own tests, which leapp sees while tracing when they are on data; a ``try`` would hide one."""
+
+    def stmt(self, s, *, returns, loops):
+        if isinstance(s, (ast.Raise, ast.Assert)):
+            return  # what it raises is built only when it raises, which is while tracing
+        super().stmt(s, returns=returns, loops=loops)
+
+    def refuse(self, node, what):
+        raise _Refused(f"{self.where} {what} (line {self.line(node)})")
 
 
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
@@ -256,16 +337,6 @@ class _FunctionFacts:
                 elif isinstance(child, (ast.Global, ast.Nonlocal)):
                     self.declared |= set(child.names)
 
-    def loop_of(self, node):
-        """The outermost loop around ``node`` inside the function, if any."""
-        found = None
-        cur = self.parents.get(node)
-        while cur is not None:
-            if isinstance(cur, (ast.For, ast.While, ast.AsyncFor)):
-                found = cur
-            cur = self.parents.get(cur)
-        return found
-
 
 _facts_cache: dict = {}
 
@@ -282,18 +353,6 @@ def _facts(fn) -> _FunctionFacts:
 
 def _inside(pos, node) -> bool:
     return (node.lineno, node.col_offset) <= pos <= (node.end_lineno, node.end_col_offset)
-
-
-def _before(facts, name, node, loop) -> bool:
-    if name in facts.params:
-        return True
-    start = (node.lineno, node.col_offset)
-    return any(p < start or (loop is not None and _inside(p, loop)) for p in facts.stores.get(name, ()))
-
-
-def _after(facts, name, node, loop) -> bool:
-    end = (node.end_lineno, node.end_col_offset)
-    return any(p > end or (loop is not None and _inside(p, loop)) for p in facts.loads.get(name, ()))
 
 
 # --- the constructs ---------------------------------------------------------------
@@ -361,30 +420,59 @@ def _plan_if(node, ctx):
         if all(returning) and orelse is not None:
             for i, body in enumerate(bodies):
                 _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="last")
-            return "return", (), ()
+            assigned = set().union(*(_stored(b) for b in bodies))
+            params = _needs(bodies, assigned)
+            _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
+                           ctx)
+            return "return", tuple(sorted(params)), ()
         if len(arms) == 1 and orelse is None and facts.parents.get(node) is fn:
             return _plan_early(node, fn, facts, ctx)
         raise _Refused("one branch returns and another does not (put the code after the `if` in an "
                        "`else`, or return from every branch)")
     for i, body in enumerate(bodies):
         _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="none")
-    loop = facts.loop_of(node)
     assigned = set().union(*(_stored(b) for b in bodies))
     for name in sorted(assigned & facts.declared):
         raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
-    before = {n for n in assigned if _before(facts, n, node, loop)}
     everywhere = set.intersection(*(_definitely_assigned(b) for b in bodies)) if orelse else set()
-    outputs = []
-    for name in sorted(assigned):
-        if not _after(facts, name, node, loop):
-            continue
-        if name not in before and name not in everywhere:
-            at = min(p for p in facts.stores[name] if _inside(p, node))[0] + ctx.positions.line_offset
-            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if`, so "
-                           f"the other branch has no value to select (assign it before the `if`) "
-                           f"(line {at})")
-        outputs.append(name)
-    return "if", tuple(sorted(before)), tuple(outputs)
+    outputs = [n for n in sorted(assigned) if paths.live_after(facts, n, node)]
+    defined = paths.definitely_before(facts, node)
+    for name in outputs:
+        if name not in everywhere and name not in defined:
+            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
+                           f"so the other branch has no value to select (assign it before the `if`) "
+                           f"(line {_first_store(facts, name, node, ctx)})")
+    params = _needs(bodies, assigned) | (set(outputs) - everywhere)
+    _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
+    return "if", tuple(sorted(params)), tuple(outputs)
+
+
+def _needs(bodies, assigned) -> set[str]:
+    """Names a branch function must be passed: those a branch reads before assigning, among the
+    names some branch assigns (a branch's own assignment makes the name local to its function)."""
+    return {n for b in bodies for n in assigned if paths.reads_first(b, n) == "read"}
+
+
+def _read_locals(facts, bodies) -> set[str]:
+    """The function's own names that some of ``bodies`` reads before assigning: with a select every
+    body runs, so each needs a value on every path, not just on the path that took it."""
+    names = set(facts.stores) | facts.params
+    loaded = {n.id for b in bodies for s in b for n in ast.walk(s) if isinstance(n, ast.Name)} & names
+    loaded -= {n.id for b in bodies for s in b for c in ast.walk(s) if isinstance(c, ast.comprehension)
+               for n in ast.walk(c.target) if isinstance(n, ast.Name)}  # a comprehension's own names
+    return {n for n in loaded if any(paths.reads_first(b, n) == "read" for b in bodies)}
+
+
+def _check_defined(facts, node, names, defined, ctx) -> None:
+    for name in sorted(set(names) - defined):
+        raise _Refused(f"`{name}` may have no value when the `if` runs (it is assigned before it on some "
+                       f"paths only) and the converted branches read it; assign it before the `if` on "
+                       f"every path (line {_first_store(facts, name, node, ctx)})")
+
+
+def _first_store(facts, name, node, ctx) -> int:
+    inside = [p for p in facts.stores.get(name, ()) if _inside(p, node)]
+    return (min(inside)[0] if inside else node.lineno) + ctx.positions.line_offset
 
 
 def _arm_name(i, n_arms) -> str:
@@ -398,8 +486,10 @@ def _plan_early(node, fn, facts, ctx):
     if not rest or not _returns_at_end(rest):
         raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
     _Checker(ctx, "the code after the early return").block(rest, returns="any")
-    before = _stored(node.body) & {n for n in _stored(node.body) if _before(facts, n, node, None)}
-    return "early", tuple(sorted(before)), ()
+    params = _needs([node.body], _stored(node.body))
+    _check_defined(facts, node, params | _read_locals(facts, [node.body, rest]), paths.definitely_before(facts, node),
+                   ctx)
+    return "early", tuple(sorted(params)), ()
 
 
 def _returns_at_end(stmts) -> bool:

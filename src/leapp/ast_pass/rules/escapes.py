@@ -200,8 +200,33 @@ class ArrayTruthTest(Rule):
                     w = -w
                 return w, v
             """)),
+        Valid(src("""
+            import numpy as np
+
+            def unit(v):
+                return v / np.linalg.norm(v)
+
+            # leapp: trace
+            def f(v):
+                if np.linalg.norm(v) < 1e-9:
+                    return np.zeros_like(v)
+                return unit(v)
+            """)),
     ]
     INVALID = [
+        Invalid(src("""
+            import numpy as np
+
+            def flip(v):
+                v[0] = -v[0]
+                return v
+
+            # leapp: trace
+            def f(v):
+                if v.sum() > 0:
+                    v = flip(v)
+                return v
+            """), line=9),
         Invalid(src("""
             import numpy as np
             # leapp: trace

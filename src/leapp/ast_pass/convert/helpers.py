@@ -1,0 +1,209 @@
+"""Functions called inside a converted branch: proven free of side effects, recursively.
+
+A select runs both branches, so a branch that calls ``qeye()``, ``NearZero(z)``
+or ``AxisAng3(w)`` converts only when that function, run on the other branch's
+inputs, changes nothing and cannot raise where the graph runs. The proof is the
+plan's own (``plan._Checker``) applied to the function's body, with every
+parameter taken to be a traced array (so a parameter used as an index is an
+index on data), and to the functions *it* calls, to ``MAX_DEPTH`` calls deep;
+each function is proven once (``Prover`` caches by the resolver's key).
+
+Two things differ from a branch body, both because the test that decides them
+is the helper's own, not the branch's:
+
+- a ``raise`` or ``assert`` is allowed: its test either does not depend on the
+  data (then it decides the same for every input of the traced shapes, and the
+  trace itself would have raised), or it does, and then ``bool()`` of a traced
+  value runs while tracing, which leapp sees (it converts the helper's branch,
+  which refuses a branch that raises, or refuses the escape);
+- ``try`` is refused: an ``except`` would turn an error raised while tracing
+  (``math.sqrt`` of a negative value on the branch not taken) into a path.
+
+Which function a call means is a *resolver*'s business: ``ModuleResolver``
+finds a module-level ``def`` of the same file, statically (``leapp lint`` and
+``leapp rewrite`` use it, and ``leapp.compile`` for the user's own code, so the
+two show the same conversion); ``leapp.compiler.library`` resolves library code
+through the function's globals. A resolver returns a ``Helper`` (the function's
+source and how to resolve its calls), ``PURE`` (a function known free of side
+effects: a ``math`` function leapp records), a reason (a string), or None (not a
+function it knows: the plan's refusal stands).
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from leapp.table.math_module import MATH_FUNCTIONS
+
+MAX_DEPTH = 8  # helpers calling helpers: deeper than this is refused (and cycles are)
+PURE = "pure"  # a resolver's answer for a function known free of side effects
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A function's source, to be proven, and how to resolve the calls it makes."""
+
+    key: Any  # what the proof is cached by (a code object and source hash, a file and line)
+    name: str  # as messages show it
+    text: str  # its ``def``, as written
+    path: str
+    first_line: int
+    imports: dict = field(default_factory=dict, hash=False, compare=False)  # its module's resolved names
+    resolver: Any = field(default=None, hash=False, compare=False)
+
+
+class _Local(threading.local):
+    proving: tuple = ()  # the keys being proven, outermost first (a cycle is refused)
+
+
+_local = _Local()
+_cache: dict = {}
+
+
+def verdict(call: ast.Call, ctx) -> str | None:
+    """None when the function ``call`` calls is proven free of side effects and of raising on the
+    other branch's inputs; else why not ("" when no resolver knows it: the plan's refusal stands)."""
+    resolver = getattr(ctx, "helpers", None)
+    if resolver is None:
+        return ""
+    try:
+        found = resolver.resolve(call.func, ctx)
+    except Exception as exc:  # a resolver must not turn a refusal into a crash
+        return f"it could not be looked up ({type(exc).__name__})"
+    if found is None:
+        return ""
+    if found == PURE:
+        return None
+    if isinstance(found, str):
+        return found
+    return prove(found)
+
+
+def prove(helper: Helper) -> str | None:
+    """None when ``helper``'s body is free of side effects (recursively); else the reason."""
+    got = _cache.get(helper.key, _MISSING)
+    if got is not _MISSING:
+        return got
+    if helper.key in _local.proving:
+        return f"`{helper.name}` calls itself (directly or through another function)"
+    if len(_local.proving) >= MAX_DEPTH:
+        return f"`{helper.name}` is more than {MAX_DEPTH} calls deep"
+    _local.proving = (*_local.proving, helper.key)
+    try:
+        result = _prove(helper)
+    finally:
+        _local.proving = _local.proving[:-1]
+    if len(_cache) > 1024:
+        _cache.clear()
+    _cache[helper.key] = result
+    return result
+
+
+_MISSING = object()
+
+
+def _prove(helper: Helper) -> str | None:
+    from ..analyze import entry_context
+    from .plan import _HelperChecker, _Refused
+
+    try:
+        fn, ctx = entry_context(helper.text, helper.path, first_line=helper.first_line,
+                                imports=helper.imports, helpers=helper.resolver)
+    except (SyntaxError, ValueError) as exc:
+        return f"the source of `{helper.name}` cannot be read as one function ({exc})"
+    if fn.decorator_list:
+        return f"`{helper.name}` is decorated"
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return f"`{helper.name}` is a coroutine"
+    try:
+        _HelperChecker(ctx, f"`{helper.name}` ({_short(helper.path)})").block(fn.body, returns="any")
+    except _Refused as exc:
+        return str(exc)
+    return None
+
+
+def _short(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+# --- the static resolver: a module-level def of the same file -----------------------------
+
+
+class ModuleResolver:
+    """Resolves ``name(...)`` to the one module-level ``def name`` of a file (no decorator, no other
+    binding of ``name`` anywhere in the module), when the calling scope does not bind ``name``."""
+
+    def __init__(self, tree: ast.Module | None, text: str, path: str, imports: dict, first_line: int = 1,
+                 scope_of=None, bound=None):
+        self.tree, self.text, self.path, self.imports = tree, text, path, dict(imports)
+        self.offset = first_line - 1
+        self.scope_of = scope_of  # with no tree: the file is parsed when first asked, and its imports
+        # (``scope_of(tree)``) resolve names in its defs
+        self.bound = bound  # leapp.compile: bound(name, line) says the running module's `name` is that def
+        self._defs: dict | None = None  # found on the first call asked about: most files have none
+
+    def defs(self) -> dict:
+        if self._defs is None:
+            if self.tree is None:
+                try:
+                    self.tree = ast.parse(self.text)
+                except (SyntaxError, ValueError):
+                    self.tree = ast.Module(body=[], type_ignores=[])
+                if self.scope_of is not None:
+                    self.imports = {**self.scope_of(self.tree), **self.imports}
+            counts: dict[str, int] = {}
+            for node in ast.walk(self.tree):
+                for name in _bindings(node):
+                    counts[name] = counts.get(name, 0) + 1
+            starred = "*" in counts  # `from m import *` may rebind any name: no def is known to stay
+            self._defs = {} if starred else {s.name: s for s in self.tree.body
+                                             if isinstance(s, ast.FunctionDef) and counts.get(s.name) == 1}
+        return self._defs
+
+    def resolve(self, func, ctx):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            self.defs()  # reads the file's imports
+            base = self.imports.get(func.value.id)
+            if base is not None and f"{base}.{func.attr}" in MATH_FUNCTIONS and _unbound(func.value.id, ctx):
+                return PURE  # `math.acos(a)` in a file that imports math: recorded as np.arccos
+            return None
+        if not isinstance(func, ast.Name) or func.id not in self.defs():
+            return None
+        if not _unbound(func.id, ctx):
+            return None
+        fn = self.defs()[func.id]
+        if fn.decorator_list:
+            return f"`{func.id}` is decorated"
+        text = "".join(self.text.splitlines(keepends=True)[fn.lineno - 1:fn.end_lineno])
+        line = fn.lineno + self.offset
+        if self.bound is not None and not self.bound(func.id, line):
+            return f"`{func.id}` is not, at run time, the function defined at line {line}"
+        key = (self.path, line, hash(text), self.bound is not None)  # checked at run time or not
+        return Helper(key, func.id, text, self.path, line, self.imports, self)
+
+
+def _unbound(name: str, ctx) -> bool:
+    """No local or parameter of the calling function (or one around it) is called ``name``."""
+    scope = ctx.scope
+    while scope.parent is not None:
+        if name in scope.bound:
+            return False
+        scope = scope.parent
+    return True
+
+
+def _bindings(node) -> list[str]:
+    """Names ``node`` binds or could rebind at module level (a def, a class, an import, a
+    store, a ``global`` declaration)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".", 1)[0] for a in node.names]
+    if isinstance(node, ast.Global):
+        return list(node.names) * 2  # rebound from inside a function: never the one def
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    return []
