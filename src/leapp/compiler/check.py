@@ -41,8 +41,8 @@ DEFAULT_SAMPLES = 3  # redrawn, sign-flipped, zeros: leapp.compile(check=N) chan
 def generated(args, kwargs, n, seed):
     """``n`` (args, kwargs) made from the example: redrawn, negated, zeros, then more redraws."""
     rng = _seeded(seed)
-    makers = [lambda v: samples.perturb(v, rng), lambda v: _map_arrays(v, _negated, rng),
-              lambda v: _map_arrays(v, _zeros, rng)]
+    makers = [lambda v: samples.perturb(v, rng), lambda v: samples.map_arrays(v, lambda a: _negated(a, rng)),
+              lambda v: samples.map_arrays(v, lambda a: _zeros(a, rng))]
     out = []
     for i in range(n):
         make = makers[i] if i < len(makers) else makers[0]
@@ -71,17 +71,6 @@ def _seeded(seed):
     rng, first = hit
     rng.bit_generator.state = first
     return rng
-
-
-def _map_arrays(value, fn, rng):
-    if isinstance(value, np.ndarray):
-        return fn(value, rng)
-    if isinstance(value, (list, tuple)):
-        items = [_map_arrays(v, fn, rng) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    if isinstance(value, dict):
-        return {k: _map_arrays(v, fn, rng) for k, v in value.items()}
-    return value
 
 
 def _negated(a, rng):

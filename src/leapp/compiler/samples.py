@@ -210,3 +210,15 @@ def _uniform(a, rng):
     if not math.isfinite(high - low):  # values near float64's limits: redraw inside their own range
         low, high = lo / 2, hi / 2
     return rng.uniform(low, high, size=a.shape)
+
+
+def map_arrays(value, fn):
+    """``value`` with every ndarray in it (in lists, tuples, named tuples, dicts) replaced by ``fn(array)``."""
+    if isinstance(value, np.ndarray):
+        return fn(value)
+    if isinstance(value, (list, tuple)):
+        items = [map_arrays(v, fn) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        return {k: map_arrays(v, fn) for k, v in value.items()}
+    return value

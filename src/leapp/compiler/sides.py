@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from .. import dispatch
+from . import samples
 
 MAX_EXTRA = 2  # inputs added to the check: each costs one NumPy run and one graph run
 # at most 18 plain runs of the function when a side stays out of reach (an np.isnan guard)
@@ -51,15 +52,13 @@ def record(cf, args, kwargs) -> dict | None:
 
 
 def _moved(value, scale, shift):
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+    def move(a):
+        if a.dtype.kind not in "fc":
+            return a
         with np.errstate(all="ignore"):
-            return (value * scale + shift).astype(value.dtype)
-    if isinstance(value, (list, tuple)):
-        items = [_moved(v, scale, shift) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    if isinstance(value, dict):
-        return {k: _moved(v, scale, shift) for k, v in value.items()}
-    return value
+            return (a * scale + shift).astype(a.dtype)
+
+    return samples.map_arrays(value, move)
 
 
 def both_sides(cf, args, kwargs, tries) -> list:
