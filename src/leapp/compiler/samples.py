@@ -165,14 +165,7 @@ def _copy_plain(value, memo):
 
 def perturb(value, rng):
     """A copy of ``value`` with every array redrawn: same shape and dtype, similar range."""
-    if isinstance(value, np.ndarray):
-        return _redraw(value, rng)
-    if isinstance(value, (list, tuple)):
-        items = [perturb(v, rng) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    if isinstance(value, dict):
-        return {k: perturb(v, rng) for k, v in value.items()}
-    return value
+    return map_arrays(value, lambda a: _redraw(a, rng))
 
 
 def _redraw(a, rng):
