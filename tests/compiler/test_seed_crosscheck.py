@@ -10,6 +10,7 @@ import pytest
 import leapp
 import leapp.ast_pass
 import leapp.table
+from leapp.compiler import seed
 from leapp.errors import LeappInternalWarning
 
 from . import seed_regions
@@ -81,9 +82,32 @@ def test_planted_unsupported_verdict_on_a_traced_call_is_reported_at_compile_gra
         return analysis
 
     monkeypatch.setattr(leapp.ast_pass, "check_bytes", planted)
+    monkeypatch.setattr(seed, "_ANALYSES", {})  # analysed afresh (and the planted analysis not kept)
     with pytest.warns(LeappInternalWarning) as caught:
         leapp.compile_graph(validate=False)
     line = region.__code__.co_firstlineno + 2
     messages = [str(w.message) for w in caught if w.category is LeappInternalWarning]
     assert any(f"{PATH}:{line}: numpy.clip: the static pass calls it unsupported, but the runtime traced it"
                in m for m in messages), messages
+
+
+def test_a_file_is_analysed_once_per_content(monkeypatch):
+    """compile_graph cross-checks every session; the same file's bytes are analysed once (most of
+    compile_graph's own time), and other bytes for the same path are analysed again."""
+    calls = []
+    real = leapp.ast_pass.check_bytes
+
+    def counting(data, path, **kw):
+        calls.append(path)
+        return real(data, path, **kw)
+
+    monkeypatch.setattr(leapp.ast_pass, "check_bytes", counting)
+    monkeypatch.setattr(seed, "_ANALYSES", {})
+    for _ in range(3):
+        assert run(region)["prep"].crosscheck.ok
+    assert calls == [PATH]
+    with open(PATH, "rb") as f:
+        data = f.read()
+    assert seed._analysis(data, PATH) is seed._analysis(data, PATH)
+    edited = seed._analysis(data + b"\n# edited\n", PATH)
+    assert calls == [PATH, PATH] and edited is not seed._analysis(data, PATH)
