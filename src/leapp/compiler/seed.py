@@ -16,7 +16,6 @@ from .. import ast_pass, table
 from ..errors import LeappInternalWarning
 from . import crosscheck
 
-
 # (path, file bytes, the table's entries) -> the file's Analysis: every compile_graph cross-checks
 # its regions, and a session compiled again (a robot script's loop, a test) reads the same file; the
 # analysis of a 100-line file is most of compile_graph's own time. The bytes are the key, so a file
