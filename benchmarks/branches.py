@@ -5,7 +5,8 @@ Each program (``tests/fuzz/branches.py``) is written as a module, compiled with
 put its tests on both sides, against the undecorated function in NumPy, in
 worker processes (``--onnx-every K`` also exports every K-th program to ONNX and
 runs it in onnxruntime). Prints the counts (exact, refused as planted,
-mismatches, internal errors, false refusals), the refusals by the property that
+mismatches, internal errors, false refusals, and "boundary": values that differ on an input where
+NumPy took a test within the value tolerance of its boundary, listed apart), the refusals by the property that
 failed, how many tests were exercised both ways, and writes a JSON report with
 every failure (seed, detail, source). Exits 1 if there was any failure.
 """
@@ -56,6 +57,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     counts, refusals, failures = collections.Counter(), collections.Counter(), []
     tests = both = 0
+    edges = []  # a test NumPy took on its boundary (an ulp of tanh decides the side): listed, not failures
     with mp.get_context("spawn").Pool(args.workers) as pool:
         for r in pool.imap_unordered(_work, jobs, chunksize=4):
             counts[r["kind"]] += 1
@@ -63,6 +65,8 @@ def main(argv=None) -> int:
             both += r["both_ways"]
             if r["kind"] == "refused":
                 refusals[r["property"]] += 1
+            if r["kind"] == "boundary":
+                edges.append(r)
             if r["kind"] in BAD:
                 failures.append(r)
                 if args.progress:
@@ -75,12 +79,14 @@ def main(argv=None) -> int:
     print(f"{args.programs} programs in {elapsed:.0f} s: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print("refused, by planted construct: " + ", ".join(f"{k} {v}" for k, v in sorted(refusals.items())))
     print(f"tests in exact programs taken both ways on the inputs: {both} of {tests}")
+    for f in edges[:10]:
+        print(f"  seed {f['seed']} boundary: {f['detail'][:200]}")
     for f in failures[:10]:
         print(f"  seed {f['seed']} {f['kind']}: {f['detail'][:300]}")
     if args.report:
         with open(args.report, "w", encoding="utf-8") as fh:
             json.dump({"counts": counts, "refusals": refusals, "tests": tests, "both_ways": both,
-                       "failures": failures}, fh, indent=1)
+                       "failures": failures, "boundary": edges}, fh, indent=1)
     return 1 if failures else 0
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 from . import branches
 
 SLICE = range(0, 30)
@@ -33,3 +35,22 @@ def test_a_planted_construct_that_went_through_is_a_mismatch(monkeypatch):
     seed = next(s for s in range(200) if branches.generate(s)[1] == "write")
     monkeypatch.setitem(branches.PLANTED, "write", ("pass", "writes into"))
     assert branches.check(seed).kind == "mismatch"
+
+
+def test_a_difference_is_excused_only_where_numpy_took_a_test_on_its_boundary():
+    # seed 1008000 of the 10,000-program run: `y = tanh(x) / (|tanh(x)| + 1)` and then
+    # `if y[-1] >= 0.5`; NumPy's float32 tanh(9.307) is 0.99999994, torch's is 1.0, so NumPy's
+    # y[-1] is one ulp under 0.5 and the graph's is 0.5. The harness must see that, and only that.
+    source = "\n".join(["import numpy as np", "", "", "def f(x, y):", "    t = np.tanh(x)",
+                        "    y = t / (np.abs(t) + 1)", "    if y[-1] >= 0.5:", "        return x * 2",
+                        "    return x if -1 < x.mean() < 3 else y", ""])
+    on_edge = np.array([1.0, 9.307112], np.float32)
+    away = np.array([1.0, 0.3], np.float32)
+    assert branches._on_boundary(source, on_edge, on_edge, "float32")
+    assert not branches._on_boundary(source, away, away, "float32")
+    # a chain (in a conditional expression) is probed link by link: -1 < 2.0 < 3 is near neither
+    # end, -1 < 3.0 < 3 is near its second
+    chain = source.replace("if y[-1] >= 0.5:", "if False:")
+    assert not branches._on_boundary(chain, np.array([2.0, 2.0], np.float32), away, "float32")
+    assert branches._on_boundary(chain, np.array([3.0, 3.0], np.float32), away, "float32")
+    assert branches.check(1008000).kind == "boundary"
