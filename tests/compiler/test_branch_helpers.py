@@ -310,3 +310,38 @@ def test_math_in_an_iteration_that_already_stopped_does_not_raise():
     for v in ([0.3, 0.1], [0.0, -0.4], [0.95, 0.0]):
         x = np.array(v)
         np.testing.assert_allclose(cf(x), acos_steps(x))
+
+
+# --- a test on what a helper returned: the static pass types the helper's result -------------
+
+
+def energy(v):
+    return np.sqrt((v * v).sum())
+
+
+def label_of(v):  # returns a string, not an array: a test on it is plain Python
+    if v.ndim == 1:
+        return "vector"
+    return "matrix"
+
+
+def clip_by_energy(v):
+    n = energy(v)
+    if n > 1:
+        v = v / n
+    if label_of(v) == "vector":
+        v = v * 2
+    return v
+
+
+def test_a_test_on_a_helpers_array_result_converts():
+    # `n = energy(v)` then `if n > 1:`: before, the static pass did not know a same-file helper's
+    # result is an array, so the `if` stayed Python and the trace refused "bool() of a traced
+    # array", adding that lint had missed it (a leapp bug); now the helper's returns are typed
+    cf = leapp.compile(clip_by_energy)
+    _agrees(cf, clip_by_energy, [(np.array([3.0, 4.0]),), (np.array([0.3, 0.4]),),
+                                 (np.array([-0.1, 0.0]),), (np.array([30.0, -40.0]),)])
+    assert len(cf.graphs) == 1
+    assert "line" in cf.format_report() and "converted to a select" in cf.format_report()
+    # the string helper stays Python (its test is not on data): one `if` converted, not two
+    assert cf.format_report().count("converted to a select") == 1

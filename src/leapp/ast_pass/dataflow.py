@@ -125,7 +125,7 @@ class Facts:
             f = e.func
             if isinstance(f, ast.Attribute) and f.attr not in NON_ARRAY_METHODS and self.is_array(f.value):
                 return isinstance(lookup("ndarray." + f.attr), table.Entry)
-            return False
+            return self._helper_returns_array(e)
         if isinstance(e, ast.Attribute):
             return e.attr in ARRAY_ATTRIBUTES and self.is_array(e.value)
         if isinstance(e, ast.Subscript):
@@ -147,6 +147,19 @@ class Facts:
         if isinstance(e, ast.NamedExpr):
             return self.is_array(e.value)
         return False
+
+    def _helper_returns_array(self, call: ast.Call) -> bool:
+        """A function of the user's file (or library code) given array data, whose every
+        ``return`` is an array (``convert.helpers.returns_array``)."""
+        if getattr(self, "helpers", None) is None or isinstance(call.func, ast.Attribute):
+            return False
+        operands = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+        operands += [k.value for k in call.keywords]
+        if not any(self.is_array(a) for a in operands):
+            return False
+        from .convert import helpers
+
+        return helpers.returns_array(call, self)
 
     def is_mask(self, e: ast.expr) -> bool:
         if isinstance(e, ast.Name):

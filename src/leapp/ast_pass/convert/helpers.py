@@ -125,6 +125,77 @@ def _prove(helper: Helper) -> str | None:
     return None
 
 
+def returns_array(call: ast.Call, ctx) -> bool:
+    """Whether ``call`` calls a function the resolver knows (a module-level ``def`` of the same
+    file, library code) every ``return`` of which gives an array when its parameters are arrays:
+    ``n = norm2(x)`` then ``if n > 1:`` is a test on data, as ``n = np.linalg.norm(x)`` would be.
+
+    The body is read in order with the dataflow rules (a name assigned in either arm of an
+    ``if`` counts as assigned); each function is read once. A function with no ``return`` of a
+    value, or one that also returns a non-array (``None``, a Python number), is not."""
+    resolver = getattr(ctx, "helpers", None)
+    if resolver is None:
+        return False
+    try:
+        found = resolver.resolve(call.func, ctx)
+    except Exception:
+        return False
+    if not isinstance(found, Helper):
+        return False
+    key = ("returns", found.key)
+    got = _cache.get(key, _MISSING)
+    if got is not _MISSING:
+        return got
+    if key in _local.proving or len(_local.proving) >= MAX_DEPTH:
+        return False
+    _local.proving = (*_local.proving, key)
+    try:
+        result = _returns_array(found)
+    except Exception:  # typing a helper must never turn a lint into a crash
+        result = False
+    finally:
+        _local.proving = _local.proving[:-1]
+    if len(_cache) > 1024:
+        _cache.clear()
+    _cache[key] = result
+    return result
+
+
+def _returns_array(helper: Helper) -> bool:
+    from ..analyze import entry_context
+
+    try:
+        fn, walker = entry_context(helper.text, helper.path, first_line=helper.first_line,
+                                   imports=helper.imports, helpers=helper.resolver)
+    except (SyntaxError, ValueError):
+        return False
+    if fn.decorator_list or isinstance(fn, ast.AsyncFunctionDef):
+        return False
+    verdicts: list[bool] = []
+
+    def block(body) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Return):
+                verdicts.append(stmt.value is not None and walker.is_array(stmt.value))
+            elif isinstance(stmt, ast.Assign):
+                for target in stmt.targets:
+                    walker.bind(target, stmt.value)
+            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name):
+                value = stmt.value if isinstance(stmt, ast.AnnAssign) else ast.BinOp(stmt.target, stmt.op, stmt.value)
+                if value is not None and not (isinstance(stmt, ast.AugAssign) and stmt.target.id in walker.state.arrays):
+                    walker.bind(stmt.target, value)
+            elif isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                for part in ("body", "orelse", "finalbody"):
+                    block(getattr(stmt, part, []))
+                for handler in getattr(stmt, "handlers", []):
+                    block(handler.body)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                walker.state.kill(stmt.name)
+
+    block(fn.body)
+    return bool(verdicts) and all(verdicts)
+
+
 def _short(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
