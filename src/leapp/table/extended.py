@@ -74,6 +74,7 @@ EXTENDED = [
     _f("rot90", "torch.rot90", S, "Returns a copy in the graph: writes through the result do not reach the input."),
     _f("kron", "torch.kron", LA),
     _f("diag", "torch.diag", LA),
+    _f("diagflat", "torch.diag", LA, "np.diag of the flattened input; k= as NumPy."),
     _f("diagonal", "torch.diagonal", LA, "NumPy's result is a read-only view; the graph's is a copy."),
     _f("meshgrid", "torch.meshgrid", CR, "indexing='xy'/'ij' and sparse= supported."),
     _f("searchsorted", "torch.searchsorted", SEL, "side= and sorter= supported; NaN sorts last as in NumPy."),
