@@ -159,3 +159,26 @@ def test_a_matrix_holding_inf_or_nan_gives_nan_throughout_in_the_call_and_the_on
     with pytest.raises(ProblemsError, match=r"numpy\.linalg\.inv at .*holding inf or NaN") as info:
         leapp.compile(_inverses)(bad[1].copy())
     assert "leapp bug" not in str(info.value)
+
+
+def _factorizations(a):
+    q, r = np.linalg.qr(a)
+    sign, logdet = np.linalg.slogdet(a)
+    return (q @ r, np.linalg.qr(a, mode="r"), np.linalg.pinv(a), np.linalg.cholesky(spd(a)), sign, logdet,
+            np.linalg.matrix_power(a, -2))
+
+
+def test_the_other_factorizations_follow_the_same_rule_for_each_matrix_of_a_batch():
+    import leapp
+
+    finite = np.random.default_rng(2).standard_normal((3, 3, 3)) + 3 * np.eye(3)
+    bad = finite.copy()
+    bad[1, 2, 0] = np.nan
+    cf = leapp.compile(_factorizations)
+    cf(finite.copy())
+    got = cf(bad.copy())
+    with np.errstate(all="ignore"):
+        want = _factorizations(np.delete(bad, 1, axis=0))
+    for g, w in zip(got, want, strict=True):
+        assert np.isnan(g[1]).all()  # NumPy's cholesky keeps zeros above the diagonal, its slogdet a sign
+        np.testing.assert_allclose(np.delete(g, 1, axis=0), w, rtol=1e-9, atol=1e-12)
