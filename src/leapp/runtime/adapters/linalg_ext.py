@@ -36,9 +36,9 @@ def _nonfinite_is_nan(m, a, x, fn, ranks):
     NumPy's answer there is its LAPACK's: OpenBLAS's pivot search skips a NaN that MKL's takes,
     so inv of a matrix with NaN at [0, 0] is NaN in one row in NumPy and in all rows in torch, and
     the ONNX file's elimination (export/lowering.py) differs from both; an inf gives a third
-    pattern. One rule holds in the call, on every device and in every exported file: a matrix
-    that is not finite gives NaN. ``fn`` sees the identity in its place (torch's svd and cholesky
-    raise on NaN). ``x`` is operand ``a`` as ``fn`` takes it; ``ranks``: each output's rank per
+    pattern. One rule holds in the call and in every exported file, whichever LAPACK runs it: a
+    matrix that is not finite gives NaN. ``fn`` sees the identity in its place (torch's svd and
+    cholesky raise on NaN on CPU). ``x`` is operand ``a`` as ``fn`` takes it; ``ranks``: each output's rank per
     matrix of ``x`` (2 a matrix, 1 a vector, 0 a number); ``fn`` returns one tensor or a tuple.
     """
     finite = torch.isfinite(x).all(-1, keepdim=True).all(-2, keepdim=True)  # (..., 1, 1)
