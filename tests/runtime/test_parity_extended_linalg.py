@@ -38,8 +38,8 @@ CASES = {
     "det": (lambda a: (np.linalg.det(a), np.linalg.slogdet(a)), A, None),
     "solve_vector_and_matrix": (lambda a: (np.linalg.solve(a, a[0]), np.linalg.solve(a, a[:, :2])), spd(A), SPD_SAMPLES),
     "solve_batched": (lambda a: np.linalg.solve(spd(a), a[..., :1]), B, None),
-    # b of one dimension less than a batch of matrices: NumPy 2 broadcasts it as one matrix (torch would read vectors)
-    "solve_batched_matrix_b": (lambda a: np.linalg.solve(spd(a), a[0]), B, None),
+    # b of shape a.shape[:-1]: NumPy 2 broadcasts it as one matrix, torch would read a batch of vectors
+    "solve_batched_matrix_b": (lambda a: np.linalg.solve(spd(a), a[0]), rng.standard_normal((3, 3, 3)), None),
     "pinv": (lambda a: np.linalg.pinv(a), R, None),
     "pinv_rtol": (lambda a: np.linalg.pinv(a, rtol=1e-3), R, None),
     "cholesky": (lambda a: (np.linalg.cholesky(a), np.linalg.cholesky(a, upper=True)), spd(A), SPD_SAMPLES),
