@@ -106,6 +106,25 @@ def uses_fft(graph_modules) -> bool:
                for gm in graph_modules for n in gm.graph.nodes)
 
 
+# docs/limitations.md: these make every output for a matrix holding inf or NaN NaN
+NONFINITE_LINALG = frozenset("numpy.linalg." + f for f in
+                             "inv solve det slogdet pinv cholesky qr matrix_power".split())
+
+
+def uses_nonfinite_linalg(graph_modules) -> bool:
+    """Whether a graph calls one of NONFINITE_LINALG (whose non-finite rule ``differs`` then applies)."""
+    return any(n.meta.get("leapp_call") in NONFINITE_LINALG for gm in graph_modules for n in gm.graph.nodes)
+
+
+def _nan_for_nonfinite_matrix(g, w):
+    """docs/limitations.md: a matrix holding inf or NaN gives NaN in every output of inv, solve...
+    for it, where NumPy's LAPACK may give finite values next to NaN. So NaN may stand for any of
+    NumPy's values; every value the graph gives that is not NaN must still be NumPy's."""
+    stand_in = np.isnan(g)
+    return bool(stand_in.any()) and np.allclose(np.where(stand_in, 0, g), np.where(stand_in, 0, w),
+                                                rtol=RTOL, atol=ATOL, equal_nan=True)
+
+
 def _nan_for_nonfinite(g, w):
     """docs/limitations.md: a numpy.fft transform fed inf or NaN is NaN throughout (NumPy's own
     pattern of inf and NaN there is its algorithm's). So NaN may stand where NumPy's value is not
@@ -115,11 +134,13 @@ def _nan_for_nonfinite(g, w):
                                                 rtol=RTOL, atol=ATOL, equal_nan=True)
 
 
-def differs(got, want, nonfinite_fft=False):
+def differs(got, want, nonfinite_fft=False, nonfinite_linalg=False):
     """A sentence saying how ``got`` departs from NumPy's ``want``; None when they agree.
 
     ``nonfinite_fft``: the input holds inf or NaN and the graph transforms with numpy.fft, so
-    NaN may stand where NumPy's value is not finite (``_nan_for_nonfinite``)."""
+    NaN may stand where NumPy's value is not finite (``_nan_for_nonfinite``).
+    ``nonfinite_linalg``: the input holds inf or NaN and the graph calls one of NONFINITE_LINALG,
+    so NaN may stand for any value (``_nan_for_nonfinite_matrix``)."""
     got = [np.asarray(v) for v in flatten(got)]
     if len(got) != len(want):
         return f"{len(got)} outputs, NumPy {len(want)}"
@@ -130,7 +151,8 @@ def differs(got, want, nonfinite_fft=False):
             return f"output {i}: shape {g.shape}, NumPy {w.shape}"
         if w.dtype.kind in "fc":
             ok = np.allclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True) or \
-                (nonfinite_fft and _nan_for_nonfinite(g, w))
+                (nonfinite_fft and _nan_for_nonfinite(g, w)) or \
+                (nonfinite_linalg and _nan_for_nonfinite_matrix(g, w))
         else:
             ok = np.array_equal(g, w)
         if not ok:
@@ -194,18 +216,19 @@ def _from_error(error):
     return Outcome(CRASH, text[:2000], library_lines=lines)
 
 
-def _compare_all(run, compare, plain, fft=False):
+def _compare_all(run, compare, plain, fft=False, linalg=False):
     """Run ``run(args)`` on every input NumPy accepts; the first disagreement, or None.
-    ``fft``: the graph transforms with numpy.fft (see ``differs``)."""
+    ``fft``: the graph transforms with numpy.fft; ``linalg``: it calls one of NONFINITE_LINALG
+    (see ``differs``)."""
     checked = 0
     for name, args in compare:
         want = reference(plain, args)
         if want is None:
             continue
         got = run(_copy(args))
-        nonfinite = fft and any(np.issubdtype(np.asarray(a).dtype, np.inexact) and
-                                not np.isfinite(np.asarray(a)).all() for a in flatten(args))
-        problem = differs(got, want, nonfinite_fft=nonfinite)
+        nonfinite = any(np.issubdtype(np.asarray(a).dtype, np.inexact) and
+                        not np.isfinite(np.asarray(a)).all() for a in flatten(args))
+        problem = differs(got, want, nonfinite_fft=fft and nonfinite, nonfinite_linalg=linalg and nonfinite)
         checked += 1
         if problem:
             return f"on {name} input: {problem}", checked
@@ -229,7 +252,8 @@ def stage_compile(case, module):
         try:
             problem = differs(out, reference(plain, example) or [])
             if problem is None:
-                problem, _ = _compare_all(lambda args: cf(*args), compare, plain, uses_fft(cf.graphs))
+                problem, _ = _compare_all(lambda args: cf(*args), compare, plain, uses_fft(cf.graphs),
+                                          uses_nonfinite_linalg(cf.graphs))
         except Exception as error:
             outcome = _from_error(error)
             outcome.status = CRASH if outcome.status != INTERNAL else INTERNAL
@@ -281,7 +305,8 @@ def stage_seed(case, module):
             return [got[k] for k in sorted(got, key=lambda k: int(k[3:]))]
 
         try:
-            problem, _ = _compare_all(run, compare, plain, uses_fft([node.graph_module]))
+            problem, _ = _compare_all(run, compare, plain, uses_fft([node.graph_module]),
+                                      uses_nonfinite_linalg([node.graph_module]))
         except Exception as error:
             outcome = _from_error(error)
             outcome.status, outcome.detail = CRASH, "the graph raised on a later input: " + outcome.detail
@@ -317,7 +342,7 @@ def stage_onnx(case, module, cf, directory):
             return session.run(None, {name: by_name[name] for name in feeds})
 
         try:
-            problem, _ = _compare_all(run, compare, plain, uses_fft(cf.graphs))
+            problem, _ = _compare_all(run, compare, plain, uses_fft(cf.graphs), uses_nonfinite_linalg(cf.graphs))
         except Exception as error:
             outcome = _from_error(error)
             outcome.status, outcome.detail = CRASH, "onnxruntime raised: " + outcome.detail

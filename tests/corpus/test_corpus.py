@@ -100,3 +100,17 @@ def test_the_nonfinite_fft_rule_lets_only_nan_stand_in_for_a_nonfinite_value():
     off = poisoned.copy()
     off[1, 2] = 3.5
     assert runner.differs([off], want, nonfinite_fft=True) is not None
+
+
+def test_the_nonfinite_linalg_rule_lets_nan_stand_in_for_any_value_and_nothing_else():
+    # docs/limitations.md: inv, solve... of a matrix holding inf or NaN give NaN for that matrix,
+    # where NumPy's LAPACK may give finite values next to NaN; every other value must be NumPy's
+    np = runner.np
+    want = [np.array([[np.nan, np.nan], [0.5, -0.25], [1.0, 2.0]])]
+    poisoned = np.array([[np.nan, np.nan], [np.nan, np.nan], [1.0, 2.0]])
+    assert runner.differs([poisoned], want, nonfinite_linalg=True) is None
+    assert runner.differs([poisoned], want) is not None
+    assert runner.differs([poisoned], want, nonfinite_fft=True) is not None  # the FFT rule is narrower
+    off = poisoned.copy()
+    off[2, 1] = 2.5
+    assert runner.differs([off], want, nonfinite_linalg=True) is not None

@@ -117,3 +117,13 @@ def first_row_assign(x, v):
     x = x.copy()
     x[0] = v[1]  # only the first row: the traced batch size is part of what it means
     return x
+
+
+def diag_vectors(x, i):
+    return (np.diag(x[0]), np.diag(x[1], 2), np.diag(x[2, :3], -1), np.diagflat(x[:2, :2]),
+            np.diagflat(x[0], k=-2), np.diag(i[0], 1), np.diag(i[1] > 0))
+
+
+def singular_values(m):
+    u, s, vh = np.linalg.svd(m)
+    return s

@@ -79,6 +79,8 @@ EXACT = [
     ("fmax/fmin ignore NaN, maximum/minimum propagate it", cases.nan_ignoring_extremes,
      {"x": X32, "y": X32[::-1].copy()}, {"x": _edge(X32), "y": _edge(X32[::-1].copy())}),
     ("inf in the example input", cases.with_inf, {"x": _edge(X32)}, {"x": X32}),
+    # a vector on a diagonal: zeros next to inf and NaN stay zeros (no product with an identity mask)
+    ("diag of a vector, diagflat", cases.diag_vectors, {"x": X, "i": INTS}, {"x": _edge(X), "i": -INTS}),
 ]
 
 
@@ -166,3 +168,16 @@ def test_dynamic_batch_assignment_into_some_rows_names_the_line_and_the_limitati
         cf.export(tmp_path / "h.onnx", dynamic_batch=True)
     line = inspect.getsourcelines(cases.first_row_assign)[1] + 2
     assert f"exactness_cases.py:{line}" in str(info.value) and "leapp limitation" in str(info.value)
+
+
+def test_svd_is_refused_at_onnx_export_naming_the_call_and_line(tmp_path):
+    # ONNX has no singular value decomposition: refused, not approximated
+    cf = leapp.compile(cases.singular_values)
+    cf.trace(np.eye(3) + 0.1)
+    with pytest.raises(ExportError) as info:
+        cf.export(tmp_path / "s.onnx")
+    message = str(info.value)
+    line = inspect.getsourcelines(cases.singular_values)[1] + 1
+    assert f"numpy.linalg.svd at {cases.__file__}:{line}" in message, message
+    assert "format='torchscript' or 'pt2'" in message
+    assert os.listdir(tmp_path) == []

@@ -122,6 +122,8 @@ CASES = {
     "kron": (lambda a: np.kron(a[:2, :2], a[2:, 3:]), XI),
     "kron_mixed_ndim": (lambda a: np.kron(a[0], a[:2, :2].astype(np.float32)), XI),
     "diag_diagonal": (lambda a: (np.diag(a), np.diag(a[0], -1), np.diagonal(a, 1), a.diagonal(-2)), X),
+    "diagflat": (lambda a: (np.diagflat(a), np.diagflat(a[0], 2), np.diagflat(a[:2, :2], k=-1), np.diagflat(a[0, 0])), X),
+    "diagflat_int": (lambda a: np.diagflat(a[1:], 1), XI),
     "meshgrid_xy": (lambda a: np.meshgrid(a[0], a[1, :3]), X),
     "meshgrid_ij_sparse": (lambda a: np.meshgrid(a[0], a[1, :3], a[2, :2], indexing="ij", sparse=True), X),
     "dstack_splits": (lambda a: (np.dstack([a, a]), np.hsplit(a, [1, 3]), np.vsplit(a, 2), np.append(a, 1)), XI),
@@ -188,7 +190,7 @@ def test_parity(name):
 COVERED = {
     "numpy." + n for n in (
         "median percentile quantile average nansum nanprod nanmean nanmax nanmin nancumsum nancumprod interp "
-        "unwrap diff ediff1d pad fliplr flipud rot90 flip kron diag diagonal meshgrid dstack hsplit vsplit "
+        "unwrap diff ediff1d pad fliplr flipud rot90 flip kron diag diagflat diagonal meshgrid dstack hsplit vsplit "
         "append rollaxis broadcast_arrays tile repeat ravel atleast_1d atleast_2d atleast_3d broadcast_to "
         "searchsorted digitize isin argpartition take take_along_axis put_along_axis copyto putmask fill_diagonal "
         "count_nonzero fix angle isneginf isposinf isreal iscomplex real imag tri deg2rad rad2deg hypot arctan2 "

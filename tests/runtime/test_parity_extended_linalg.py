@@ -38,6 +38,8 @@ CASES = {
     "det": (lambda a: (np.linalg.det(a), np.linalg.slogdet(a)), A, None),
     "solve_vector_and_matrix": (lambda a: (np.linalg.solve(a, a[0]), np.linalg.solve(a, a[:, :2])), spd(A), SPD_SAMPLES),
     "solve_batched": (lambda a: np.linalg.solve(spd(a), a[..., :1]), B, None),
+    # b of shape a.shape[:-1]: NumPy 2 broadcasts it as one matrix, torch would read a batch of vectors
+    "solve_batched_matrix_b": (lambda a: np.linalg.solve(spd(a), a[0]), rng.standard_normal((3, 3, 3)), None),
     "pinv": (lambda a: np.linalg.pinv(a), R, None),
     "pinv_rtol": (lambda a: np.linalg.pinv(a, rtol=1e-3), R, None),
     "cholesky": (lambda a: (np.linalg.cholesky(a), np.linalg.cholesky(a, upper=True)), spd(A), SPD_SAMPLES),
@@ -115,3 +117,68 @@ def test_qr_reconstructs_and_float32_tolerance():
 COVERED = {"numpy.linalg." + n for n in (
     "inv det slogdet solve pinv cholesky qr eigh eigvalsh svd svdvals matrix_rank matrix_power multi_dot "
     "norm vector_norm matrix_norm matrix_transpose diagonal trace outer matmul vecdot tensordot").split()}
+
+
+def _inverses(a):
+    return np.linalg.inv(a), np.linalg.solve(a, a[..., :1] + 1.0), np.linalg.det(a)
+
+
+def test_a_matrix_holding_inf_or_nan_gives_nan_throughout_in_the_call_and_the_onnx_file(tmp_path):
+    # NumPy's pattern there is its LAPACK build's: inv of a NaN at [0, 0] is NaN in one row with
+    # OpenBLAS's pivot search and in every row with MKL's (torch's); inf gives other patterns again
+    import onnxruntime as ort
+
+    import leapp
+    from leapp.errors import ProblemsError
+
+    # well conditioned: the export's check also runs inputs with a third of the values zeroed
+    finite = np.random.default_rng(1).standard_normal((3, 3, 3)) + 3 * np.eye(3)
+    bad = finite.copy()
+    bad[1, 0, 0], bad[2, 2, 1] = np.nan, np.inf
+    with np.errstate(all="ignore"):
+        numpy_inv = np.linalg.inv(bad[1])
+    assert np.isfinite(numpy_inv).any() and np.isnan(numpy_inv).any()  # the partial pattern of the report
+    cf = leapp.compile(_inverses)
+    cf(finite.copy())  # traced on finite matrices
+    got = cf(bad.copy())
+    want = _inverses(finite)
+    for g, w in zip(got, want, strict=True):
+        assert np.isnan(g[1:]).all()  # each matrix that is not finite: NaN in every output
+        np.testing.assert_allclose(g[0], w[0], rtol=1e-10)  # the finite one as NumPy
+    one = leapp.compile(_inverses)
+    one(finite[0].copy())
+    assert all(np.isnan(v).all() for v in one(bad[1].copy()))  # alone as in a batch
+    path = tmp_path / "inv.onnx"
+    cf.export(str(path))
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (name,) = [i.name for i in session.get_inputs()]
+    for g, o in zip(got, session.run(None, {name: bad}), strict=True):
+        np.testing.assert_array_equal(np.isnan(o), np.isnan(g))
+        np.testing.assert_allclose(o[0], g[0], rtol=1e-10)
+    # an example holding NaN is refused, naming the call and why (not "a leapp bug")
+    with pytest.raises(ProblemsError, match=r"numpy\.linalg\.inv at .*holding inf or NaN") as info:
+        leapp.compile(_inverses)(bad[1].copy())
+    assert "leapp bug" not in str(info.value)
+
+
+def _factorizations(a):
+    q, r = np.linalg.qr(a)
+    sign, logdet = np.linalg.slogdet(a)
+    return (q @ r, np.linalg.qr(a, mode="r"), np.linalg.pinv(a), np.linalg.cholesky(spd(a)), sign, logdet,
+            np.linalg.matrix_power(a, -2))
+
+
+def test_the_other_factorizations_follow_the_same_rule_for_each_matrix_of_a_batch():
+    import leapp
+
+    finite = np.random.default_rng(2).standard_normal((3, 3, 3)) + 3 * np.eye(3)
+    bad = finite.copy()
+    bad[1, 2, 0] = np.nan
+    cf = leapp.compile(_factorizations)
+    cf(finite.copy())
+    got = cf(bad.copy())
+    with np.errstate(all="ignore"):
+        want = _factorizations(np.delete(bad, 1, axis=0))
+    for g, w in zip(got, want, strict=True):
+        assert np.isnan(g[1]).all()  # NumPy's cholesky keeps zeros above the diagonal, its slogdet a sign
+        np.testing.assert_allclose(np.delete(g, 1, axis=0), w, rtol=1e-9, atol=1e-12)

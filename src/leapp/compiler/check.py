@@ -123,7 +123,7 @@ def explain_self_check(cf, graph, args, kwargs) -> tuple[type[Warning] | None, s
         return ReductionOrderWarning, culprit
     if isinstance(culprit, Rounded):
         return RoundingWarning, culprit
-    if culprit.startswith("numpy.fft."):
+    if isinstance(culprit, NonFinite):
         return None, culprit
     return None
 
@@ -352,7 +352,7 @@ def _first_departure(cf, graph, args, kwargs, inputs) -> str:
             continue
         if n.op == "get_attr":
             return _frozen(n)
-        fed = _nonfinite_fft(n, values)
+        fed = _nonfinite_input(n, values)
         if fed is not None:
             return fed
         first = next((m for m in reordered if m is n or _depends_on(n, {m})), None)
@@ -375,19 +375,48 @@ def _first_departure(cf, graph, args, kwargs, inputs) -> str:
             "in another order): see docs/limitations.md")
 
 
-def _nonfinite_fft(n, values) -> str | None:
-    """What to say when ``n`` is a numpy.fft transform fed inf or NaN (the graph makes it NaN)."""
+# Calls whose graph makes a value fed inf or NaN NaN throughout (docs/limitations.md): what NumPy
+# gives there is its own algorithm's (pocketfft's, its LAPACK build's), which no graph reproduces.
+_NONFINITE_IS_NAN = {
+    **{"numpy.fft." + f: ("transforms values", "such a transform", "its FFT algorithm's own pattern of inf and NaN",
+                          "whose transformed values are finite") for f in ("fft", "ifft", "rfft", "irfft")},
+    **{"numpy.linalg." + f: ("is given a matrix", "every output for such a matrix",
+                             "what its LAPACK build's pivoting and kernels make of it (finite values next to NaN)",
+                             "whose matrices are finite")
+       for f in ("inv", "solve", "det", "slogdet", "pinv", "cholesky", "qr", "matrix_power")},
+}
+
+
+def _nonfinite_input(n, values) -> str | None:
+    """What to say when ``n`` belongs to a call that makes inf or NaN NaN throughout and an operand
+    of that call holds inf or NaN (the nodes of one call share its ``leapp_call`` and source)."""
     call = n.meta.get("leapp_call") or ""
-    if not call.startswith("numpy.fft."):
+    said = _NONFINITE_IS_NAN.get(call)
+    if said is None:
         return None
-    for arg in n.all_input_nodes[:1]:
-        value = values.get(arg.name)
-        if isinstance(value, torch.Tensor) and not bool(torch.isfinite(value).all()):
-            return (f"{call} at {_where(n)} transforms values holding inf or NaN: the graph makes "
-                    f"such a transform NaN throughout, where NumPy gives its FFT algorithm's own "
-                    f"pattern of inf and NaN (docs/limitations.md). Compile on an example whose "
-                    f"transformed values are finite")
+    key = (call, n.meta.get("leapp_source"))
+    seen, stack, operands = set(), [n], []
+    while stack:  # up through the call's own nodes to the values it was given
+        m = stack.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        if m is not n and (m.meta.get("leapp_call"), m.meta.get("leapp_source")) != key:
+            operands.append(m)
+        else:
+            stack.extend(m.all_input_nodes)
+    fed = [values.get(m.name) for m in operands]
+    if any(isinstance(v, torch.Tensor) and v.is_floating_point() and not bool(torch.isfinite(v).all())
+           for v in fed):
+        what, nan, numpy_gives, compile_on = said
+        return NonFinite(f"{call} at {_where(n)} {what} holding inf or NaN: the graph makes {nan} NaN "
+                         f"throughout, where NumPy gives {numpy_gives} (docs/limitations.md). Compile on "
+                         f"an example {compile_on}")
     return None
+
+
+class NonFinite(str):
+    """What _first_departure says when the first value that departs is a documented non-finite rule."""
 
 
 class Rounded(str):

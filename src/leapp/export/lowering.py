@@ -947,9 +947,22 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
 
 
 def diag(x, diagonal_=0):
+    """The diagonal of a matrix (a gather), or a matrix with a vector on its ``diagonal_``-th diagonal.
+
+    The exporter has no symbolic for the second; it is a gather of the vector and a select against
+    zeros (not a product with an identity mask, which would turn the zeros next to an inf or NaN
+    into NaN)."""
     if x.dim() == 2:
         return diagonal(x, diagonal_)
-    return torch.diag(x, diagonal_)
+    k, length = diagonal_, x.shape[0]
+    n = length + abs(k)
+    if length == 0:
+        return torch.zeros((n, n), dtype=x.dtype)
+    rows, cols = torch.arange(n).unsqueeze(1), torch.arange(n).unsqueeze(0)
+    on = (cols - rows) == k
+    position = (rows if k >= 0 else cols).expand(n, n)  # which element of x lies at (row, col)
+    picked = torch.index_select(x, 0, position.clamp(0, max(length - 1, 0)).reshape(-1)).reshape(n, n)
+    return where(on, picked, torch.zeros_like(picked))
 
 
 def linalg_inv(a):

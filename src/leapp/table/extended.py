@@ -17,6 +17,9 @@ from .functions import _f as _function_entry
 
 _NAN_REDUCE = {"where": COMMON_REFUSALS["where"]}
 _LA32 = " float32 results agree with NumPy to about 1e-4 relative (different LAPACK paths)."
+_LA_NONFINITE = (" A matrix holding inf or NaN gives NaN in every output for that matrix (each one of a batch "
+                 "alone), in the call and in every exported file: NumPy's finite values next to NaN there "
+                 "follow its LAPACK build's pivot search. An example holding one is refused at compile.")
 
 
 def _f(name, torch, category, note="", refuse=None, kind="function", aliases=()):
@@ -71,6 +74,7 @@ EXTENDED = [
     _f("rot90", "torch.rot90", S, "Returns a copy in the graph: writes through the result do not reach the input."),
     _f("kron", "torch.kron", LA),
     _f("diag", "torch.diag", LA),
+    _f("diagflat", "torch.diag", LA, "np.diag of the flattened input; k= as NumPy."),
     _f("diagonal", "torch.diagonal", LA, "NumPy's result is a read-only view; the graph's is a copy."),
     _f("meshgrid", "torch.meshgrid", CR, "indexing='xy'/'ij' and sparse= supported."),
     _f("searchsorted", "torch.searchsorted", SEL, "side= and sorter= supported; NaN sorts last as in NumPy."),
@@ -115,17 +119,19 @@ EXTENDED = [
     _f("fft.rfft", "torch.fft.rfft", SG, _FFT_NOTE),
     _f("fft.irfft", "torch.fft.irfft", SG, _FFT_NOTE + " The default n is 2*(m-1), as NumPy."),
     # linear algebra
-    _f("linalg.inv", "torch.linalg.inv", LA, "Integers are inverted in float64." + _LA32),
-    _f("linalg.det", "torch.linalg.det", LA, _LA32.strip()),
-    _f("linalg.slogdet", "torch.linalg.slogdet", LA, _LA32.strip()),
-    _f("linalg.solve", "torch.linalg.solve", LA, "b is a vector only when b.ndim == 1, as NumPy 2." + _LA32),
+    _f("linalg.inv", "torch.linalg.inv", LA, "Integers are inverted in float64." + _LA32 + _LA_NONFINITE),
+    _f("linalg.det", "torch.linalg.det", LA, _LA32.strip() + _LA_NONFINITE),
+    _f("linalg.slogdet", "torch.linalg.slogdet", LA, _LA32.strip() + _LA_NONFINITE),
+    _f("linalg.solve", "torch.linalg.solve", LA, "b is a vector only when b.ndim == 1, as NumPy 2." + _LA32
+       + _LA_NONFINITE.replace("A matrix", "A matrix a") + " inf or NaN in b propagates as in NumPy."),
     _f("linalg.pinv", "torch.linalg.pinv", LA, "rcond/rtol as NumPy (cut-off relative to the largest "
-       "singular value)." + _LA32),
-    _f("linalg.cholesky", "torch.linalg.cholesky", LA, "Lower (or upper=True) factor; unique." + _LA32),
+       "singular value)." + _LA32 + _LA_NONFINITE),
+    _f("linalg.cholesky", "torch.linalg.cholesky", LA, "Lower (or upper=True) factor; unique." + _LA32
+       + _LA_NONFINITE),
     _f("linalg.qr", "torch.linalg.qr", LA,
        "Modes reduced, complete, r. Q and R are unique only up to the signs of Q's columns and R's "
        "rows; torch on CPU uses the same LAPACK Householder routine as NumPy and gives the same "
-       "signs, other backends may flip them (Q @ R is the same)." + _LA32),
+       "signs, other backends may flip them (Q @ R is the same)." + _LA32 + _LA_NONFINITE),
     _f("linalg.eigh", "torch.linalg.eigh", LA,
        "Eigenvalues (ascending) are unique and match NumPy. Eigenvectors are unique only up to sign "
        "(and to rotation within repeated eigenvalues), and their signs are the LAPACK build's: torch's "
@@ -139,7 +145,7 @@ EXTENDED = [
     _f("linalg.svdvals", "torch.linalg.svdvals", LA, _LA32.strip()),
     _f("linalg.matrix_rank", "torch.linalg.matrix_rank", LA, "NumPy's default tolerance (S.max() * max(M, N) * eps)."),
     _f("linalg.matrix_power", "torch.linalg.matrix_power", LA, "Non-negative integer powers by repeated "
-       "squaring (exact for integer matrices); negative powers invert first."),
+       "squaring (exact for integer matrices); negative powers invert first (inv's rule for inf and NaN)."),
     _f("linalg.multi_dot", "torch.linalg.multi_dot", LA),
     _f("linalg.vector_norm", "torch.linalg.vector_norm", LA),
     _f("linalg.matrix_norm", "torch.linalg.matrix_norm", LA),

@@ -89,8 +89,8 @@ UNSUPPORTED += [
     *_group("trapezoid gradient", _NOT_YET, "use np.diff and slices: np.sum((y[1:] + y[:-1]) * np.diff(x)) / 2"),
     *_group("lexsort sort_complex", _NOT_YET, "chain stable np.argsort calls, last key first"),
     *_group("select choose", _NOT_YET, "nest np.where(cond, a, b) calls"),
-    *_group("array_equiv diagflat put", _NOT_YET,
-            "np.all(a == b) for array_equiv; np.diag(x.ravel()) for diagflat; np.put_along_axis on x.ravel() for put"),
+    *_group("array_equiv put", _NOT_YET,
+            "np.all(a == b) for array_equiv; np.put_along_axis on x.ravel() for put"),
     *_group("delete insert place resize unstack block require asfortranarray astype", _NOT_YET,
             "use slicing with np.concatenate, np.where for masked writes, x.astype(dtype) for casts"),
     *_group("ravel_multi_index unravel_index", _NOT_YET, "compute flat indices with arithmetic (i * ncols + j, "

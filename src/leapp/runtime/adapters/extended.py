@@ -40,6 +40,11 @@ def diag(m, v, k=0):
     return torch.diag(m.tensor(v), int(k))
 
 
+@impl("numpy.diagflat")
+def diagflat(m, v, k=0):
+    return torch.diag(m.tensor(v).reshape(-1), int(k))
+
+
 @impl("numpy.diagonal")
 def diagonal(m, a, offset=0, axis1=0, axis2=1):
     return torch.diagonal(m.tensor(a), int(offset), axis1, axis2)

@@ -4,6 +4,11 @@ NumPy computes in float64 for integer and bool inputs and keeps float32 as
 float32; ``_float`` reproduces that. Tuple-valued results (qr, eigh, svd,
 slogdet) are returned as tuples; their items get NumPy's dtypes from the
 trace.
+
+A matrix holding inf or NaN gives NaN throughout (``_nonfinite_is_nan``) in inv, solve, det,
+slogdet, pinv, cholesky, qr and matrix_power's inverse: which outputs NumPy makes finite there
+follows its LAPACK build's pivot search and kernels (OpenBLAS skips a NaN pivot that MKL, torch's
+CPU LAPACK, takes), which no graph reproduces in every format.
 """
 
 from __future__ import annotations
@@ -25,29 +30,61 @@ def _float(m, a):
     return m.tensor(m.cast(a, _la_dtype(m, a)))
 
 
+def _nonfinite_is_nan(m, a, x, fn, ranks):
+    """``fn(x)`` with each matrix of ``x`` that holds inf or NaN giving NaN in every output.
+
+    NumPy's answer there is its LAPACK's: OpenBLAS's pivot search skips a NaN that MKL's takes,
+    so inv of a matrix with NaN at [0, 0] is NaN in one row in NumPy and in all rows in torch, and
+    the ONNX file's elimination (export/lowering.py) differs from both; an inf gives a third
+    pattern. One rule holds in the call and in every exported file, whichever LAPACK runs it: a
+    matrix that is not finite gives NaN. ``fn`` sees the identity in its place (torch's svd and
+    cholesky raise on NaN on CPU). ``x`` is operand ``a`` as ``fn`` takes it; ``ranks``: each output's rank per
+    matrix of ``x`` (2 a matrix, 1 a vector, 0 a number); ``fn`` returns one tensor or a tuple.
+    """
+    finite = torch.isfinite(x).all(-1, keepdim=True).all(-2, keepdim=True)  # (..., 1, 1)
+    rows, cols = m.shape_of(a)[-2:]
+    eye = torch.eye(rows, cols, dtype=x.dtype)
+    out = fn(torch.where(finite, x, eye))
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    poisoned = []
+    for value, rank in zip(outs, ranks, strict=True):
+        mask = finite if rank == 2 else finite.squeeze(-1) if rank == 1 else finite.squeeze(-1).squeeze(-1)
+        poisoned.append(torch.where(mask, value, value * float("nan")))
+    return poisoned[0] if single else tuple(poisoned)
+
+
+def _pair(result):
+    return result[0], result[1]  # a traced tuple result cannot be iterated, only indexed
+
+
 @impl("numpy.linalg.inv")
 def inv(m, a):
-    return torch.linalg.inv(_float(m, a))
+    return _nonfinite_is_nan(m, a, _float(m, a), torch.linalg.inv, (2,))
 
 
 @impl("numpy.linalg.det")
 def det(m, a):
-    return torch.linalg.det(_float(m, a))
+    return _nonfinite_is_nan(m, a, _float(m, a), torch.linalg.det, (0,))
 
 
 @impl("numpy.linalg.slogdet")
 def slogdet(m, a):
-    sign, logabs = torch.linalg.slogdet(_float(m, a))
+    sign, logabs = _nonfinite_is_nan(m, a, _float(m, a), lambda x: _pair(torch.linalg.slogdet(x)), (0, 0))
     return sign, logabs
 
 
 @impl("numpy.linalg.solve")
 def solve(m, a, b):
+    # the rule is a's: inf or NaN in b propagates through the same substitutions in NumPy and torch
     dtype = np.result_type(_la_dtype(m, a), _la_dtype(m, b))
     x, y = m.tensor(m.cast(a, dtype)), m.tensor(m.cast(b, dtype))
     if m.ndim(b) == 1:
-        return torch.linalg.solve(x, y.unsqueeze(-1)).squeeze(-1)
-    return torch.linalg.solve(x, y)
+        return _nonfinite_is_nan(m, a, x, lambda s: torch.linalg.solve(s, y.unsqueeze(-1)).squeeze(-1), (1,))
+    sa, sb = m.shape_of(a), m.shape_of(b)
+    if len(sb) == len(sa) - 1:  # torch would read b as a batch of vectors; NumPy 2 reads matrices
+        y = torch.broadcast_to(y, (*np.broadcast_shapes(sa[:-2], sb[:-2]), *sb[-2:]))
+    return _nonfinite_is_nan(m, a, x, lambda s: torch.linalg.solve(s, y), (2,))
 
 
 @impl("numpy.linalg.pinv")
@@ -60,20 +97,22 @@ def pinv(m, a, rcond=None, hermitian=False, *, rtol=np._NoValue):
         rcond = float(max(shape[-2:]) * np.finfo(_la_dtype(m, a)).eps) if rtol is None else rtol
     if isinstance(rcond, torch.fx.Proxy) or np.ndim(rcond):
         rcond = m.tensor(rcond, _la_dtype(m, a))
-    return torch.linalg.pinv(x, rtol=rcond, hermitian=bool(hermitian))
+    return _nonfinite_is_nan(m, a, x, lambda s: torch.linalg.pinv(s, rtol=rcond, hermitian=bool(hermitian)), (2,))
 
 
 @impl("numpy.linalg.cholesky")
 def cholesky(m, a, /, *, upper=False):
-    return torch.linalg.cholesky(_float(m, a), upper=bool(upper))
+    return _nonfinite_is_nan(m, a, _float(m, a), lambda s: torch.linalg.cholesky(s, upper=bool(upper)), (2,))
 
 
 @impl("numpy.linalg.qr")
 def qr(m, a, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise UnsupportedArgumentError(f"mode={mode!r} is not supported; use 'reduced', 'complete' or 'r'")
-    q, r = torch.linalg.qr(_float(m, a), mode=mode)
-    return r if mode == "r" else (q, r)
+    if mode == "r":
+        return _nonfinite_is_nan(m, a, _float(m, a), lambda s: torch.linalg.qr(s, mode="r")[1], (2,))
+    q, r = _nonfinite_is_nan(m, a, _float(m, a), lambda s: _pair(torch.linalg.qr(s, mode=mode)), (2, 2))
+    return q, r
 
 
 @impl("numpy.linalg.eigh")
@@ -122,7 +161,7 @@ def matrix_rank(m, A, tol=None, hermitian=False, *, rtol=None):
 def matrix_power(m, a, n):
     x = m.tensor(a)
     if n < 0:
-        x, n = torch.linalg.inv(_float(m, a)), -n
+        x, n = _nonfinite_is_nan(m, a, _float(m, a), torch.linalg.inv, (2,)), -n
     if n == 0:
         eye = torch.eye(m.shape_of(a)[-1], dtype=m.tdtype)
         return torch.broadcast_to(eye, m.shape).clone()
