@@ -162,3 +162,23 @@ def test_the_rewritten_function_runs_as_the_original_without_a_trace():
     for v in (0.5, 3.0, -2.0, -0.5, 5.5, 7.0):
         x = np.array([v, v])
         np.testing.assert_array_equal(ns_new["f"](x), ns_old["f"](x))
+
+
+def test_a_refused_test_with_and_or_is_one_finding_at_the_test():
+    # the `or` inside a refused `if` test is part of that test: one LP202 naming the whole test
+    # (not a second one telling the user to write `|` inside a test that is refused anyway); an
+    # `and` inside a call in the test is its own construct and keeps its own finding
+    analysis = branches("""\
+    if x.mean() > 0 and (x.sum() < 1 or not x[0] > 0):
+        print("branch")
+        x = x * 2
+    return x
+    """)
+    found = [d for d in analysis.diagnostics if d.code == "LP202"]
+    assert len(found) == 1 and "print" not in found[0].message and found[0].col == 8, found
+    inside = branches("""\
+    if np.abs(x[0] > 0 and x[1] > 0) > 0:
+        print("branch")
+    return x
+    """)
+    assert len([d for d in inside.diagnostics if d.code == "LP202"]) == 2

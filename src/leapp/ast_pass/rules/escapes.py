@@ -315,6 +315,7 @@ class ArrayTruthTest(Rule):
                     if isinstance(n, ast.BoolOp):
                         ctx.claim(n)
                 return
+            _claim_logic(test, ctx)  # `a and (b or c)`: one finding for the test, not one per `or`
             hint = self._HINTS.get(construct, "Use `np.where(cond, a, b)` to select values, or "
                                    "decide outside the traced code.")
             if branch is not None:
@@ -355,6 +356,17 @@ class ArrayTruthTest(Rule):
             return None
         ctx.branches.append(branch)
         return branch
+
+
+def _claim_logic(test, ctx) -> None:
+    """Claim the `and`/`or` of a test's own logic (through `not` and parentheses), not one inside
+    a call or an operand: the test's finding names the whole test."""
+    if isinstance(test, ast.BoolOp):
+        ctx.claim(test)
+        for v in test.values:
+            _claim_logic(v, ctx)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        _claim_logic(test.operand, ctx)
 
 
 def _on_data(test, ctx) -> bool:
