@@ -5,7 +5,8 @@ Each program (``tests/fuzz/branches.py``) is written as a module, compiled with
 put its tests on both sides, against the undecorated function in NumPy, in
 worker processes (``--onnx-every K`` also exports every K-th program to ONNX and
 runs it in onnxruntime). Prints the counts (exact, refused as planted,
-mismatches, internal errors, false refusals, and "boundary": values that differ on an input where
+mismatches, internal errors, false refusals, "numpy_raises": NumPy raises on every input
+and so did the compiled function, and "boundary": values that differ on an input where
 NumPy took a test within the value tolerance of its boundary, listed apart), the refusals by the property that
 failed, how many tests were exercised both ways, and writes a JSON report with
 every failure (seed, detail, source). Exits 1 if there was any failure.

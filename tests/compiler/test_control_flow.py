@@ -220,10 +220,10 @@ def refused_raise(m):
     return m
 
 
-def refused_solve(m, b):
-    if np.linalg.det(m) != 0:
-        b = np.linalg.solve(m, b)
-    return b
+def refused_solve(m, b):  # in an arm it runs guarded (test_guarded_select.py); after an early return, not
+    if np.linalg.det(m) == 0:
+        return b
+    return np.linalg.solve(m, b)
 
 
 def refused_one_branch(x):
@@ -266,7 +266,7 @@ def test_lint_names_the_property_that_failed(fn, words):
     lp202 = [d for d in cf.diagnostics if d.code == "LP202"]
     assert len(lp202) == 1 and "leapp cannot convert it" in lp202[0].message
     assert words in lp202[0].message
-    assert f"(line {fn.__code__.co_firstlineno + (3 if fn in (refused_inplace, refused_index) else 2)})" \
+    assert f"(line {fn.__code__.co_firstlineno + (3 if fn in (refused_inplace, refused_index, refused_solve) else 2)})" \
         in lp202[0].message
 
 

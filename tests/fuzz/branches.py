@@ -21,6 +21,8 @@ returns an ``Outcome``:
   round within an ulp but not alike (docs/limitations.md), so such a test has no single right
   side at this precision and the branch may go the other way. Counted apart, never as exact;
 - ``mismatch``: a value or dtype differs, or a planted construct went through;
+- ``numpy_raises``: NumPy raises on every input (a planted ``raise`` on a path all of them
+  take), and the compiled function raised the same error on the example, as NumPy does;
 - ``internal``: ``InternalError``, or any other exception from leapp;
 - ``false_refusal``: leapp refused a program with nothing planted.
 
@@ -48,7 +50,7 @@ PLANTED = {
     "write": ("{v} = {v}.reshape(-1); {v}[0] = 0", "writes into"),
     "raise": ("raise ValueError('bad input')", "raises"),
     "print": ("print('branch')", "side effect"),
-    "solve": ("{v} = np.linalg.solve(np.eye({n}) + np.outer({v}, {v}), {v})", "raises on some inputs"),
+    "solve": ("{v} = np.linalg.solve(np.eye({n}, dtype={v}.dtype) + np.outer({v}, {v}), {v})", "raises on some inputs"),
     "dtype": ("{v} = {v}.astype(np.float16)", "dtypes"),
     "unbounded": ("", "no static bound"),  # a `while` on data without `# leapp: max-iterations=N`
 }
@@ -106,31 +108,35 @@ class _Gen:
         if target not in self.names:
             self.names.append(target)
 
-    def branch(self, indent, depth) -> None:
+    def branch(self, indent, depth, arm=True) -> None:
         r = self.rng
         flowing = [v for v in self.names]
         outs = r.sample(flowing, min(len(flowing), r.randint(1, 2)))
         self.lines.append(f"{indent}if {self.test()}:")
-        self._body(indent + "    ", outs, depth)
+        self._body(indent + "    ", outs, depth, arm)
         for _ in range(r.choice([0, 0, 1, 2])):
             self.lines.append(f"{indent}elif {self.test()}:")
-            self._body(indent + "    ", outs, depth)
+            self._body(indent + "    ", outs, depth, arm)
         if r.random() < 0.6:
             self.lines.append(f"{indent}else:")
-            self._body(indent + "    ", outs, depth)
+            self._body(indent + "    ", outs, depth, arm)
 
-    def _body(self, indent, outs, depth) -> None:
+    def _body(self, indent, outs, depth, arm=True) -> None:
         r = self.rng
         for v in outs:
             self.lines.append(f"{indent}{v} = {self.arr()}")
             if r.random() < 0.1:  # a copy the branch makes is its own: writing into it converts
                 self.lines.append(f"{indent}{v} = np.array({v}); {v}[0] = {v}[-1] * 0.5")
         if depth < 2 and r.random() < 0.25:
-            self.branch(indent, depth + 1)
+            self.branch(indent, depth + 1, arm)  # an `if` in a loop's body is still in the loop
         if not self.planted and r.random() < 0.04:
-            self.planted = r.choice(sorted(k for k in PLANTED if k != "unbounded"))
-            text = PLANTED[self.planted][0].format(v=outs[0], n=self.n)
+            planted = r.choice(sorted(k for k in PLANTED if k != "unbounded"))
+            text = PLANTED[planted][0].format(v=outs[0], n=self.n)
             self.lines.append(f"{indent}{text}")
+            # a solver in an arm of an `if` runs guarded (table.guards): it converts there, and
+            # is refused only in a loop's body, which no path guards
+            if planted != "solve" or not arm:
+                self.planted = planted
 
     def loop(self, indent) -> None:
         """A bounded `while` on data; a counter stops it within its bound, so NumPy's loop ends too."""
@@ -149,7 +155,7 @@ class _Gen:
         else:
             self.lines.append(f"{indent}while {test}:  # leapp: max-iterations={bound}")
         outs = r.sample(self.names, min(len(self.names), r.randint(1, 2)))
-        self._body(indent + "    ", outs, 1)
+        self._body(indent + "    ", outs, 1, arm=False)
         self.lines.append(f"{indent}    {k} = {k} + 1")
 
     def statement(self) -> None:
@@ -250,9 +256,9 @@ def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, tmpdir=None) -> O
                         wants.append(("ok", reference(x.copy(), y.copy())))
                 except Exception as exc:
                     wants.append(("raise", type(exc).__name__))
+            ok = [i for i, (kind, _) in enumerate(wants) if kind == "ok"]
             try:
                 cf = _load(path, f"branches_{seed}").f
-                ok = [i for i, (kind, _) in enumerate(wants) if kind == "ok"]
                 cf.trace(*inputs[ok[0] if ok else 0])  # a sample on which NumPy raises traces nothing
                 for (x, y), (kind, want) in zip(inputs, wants, strict=True):
                     if kind != "ok":
@@ -279,6 +285,8 @@ def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, tmpdir=None) -> O
                     return Outcome("refused", text[:300], planted, source=source)
                 return Outcome("false_refusal", text[:600], planted, source=source)
             except Exception as exc:
+                if not ok and type(exc).__name__ == wants[0][1]:  # NumPy raises it on every input too
+                    return Outcome("numpy_raises", f"{type(exc).__name__}: {exc}", planted, source=source)
                 return Outcome("internal", f"{type(exc).__name__}: {exc}", source=source)
     finally:
         for name in (f"branches_{seed}", f"branches_{seed}_ref"):

@@ -54,3 +54,16 @@ def test_a_difference_is_excused_only_where_numpy_took_a_test_on_its_boundary():
     assert not branches._on_boundary(chain, np.array([2.0, 2.0], np.float32), away, "float32")
     assert branches._on_boundary(chain, np.array([3.0, 3.0], np.float32), away, "float32")
     assert branches.check(1008000).kind == "boundary"
+
+
+def test_a_program_numpy_raises_on_everywhere_is_counted_apart_only_for_the_same_error(monkeypatch):
+    # seed 5009: a planted `raise` on a path every input takes; the compiled function raises the
+    # user's ValueError on the example, as NumPy does. Another error there stays "internal".
+    assert branches.check(5009).kind == "numpy_raises"
+    import leapp.compiler.function as function
+
+    def trace(self, *args, **kwargs):  # leapp failing with its own, different error
+        raise RuntimeError("not the user's error")
+
+    monkeypatch.setattr(function.CompiledFunction, "trace", trace)
+    assert branches.check(5009).kind == "internal"

@@ -125,6 +125,8 @@ class Facts:
             f = e.func
             if isinstance(f, ast.Attribute) and f.attr not in NON_ARRAY_METHODS and self.is_array(f.value):
                 return isinstance(lookup("ndarray." + f.attr), table.Entry)
+            if self.builtin(f) in ("abs", "pow") and any(self.is_array(a) for a in e.args):
+                return True  # abs(a), pow(a, 2) of an array: np.absolute, np.power
             return self._helper_returns_array(e)
         if isinstance(e, ast.Attribute):
             return e.attr in ARRAY_ATTRIBUTES and self.is_array(e.value)

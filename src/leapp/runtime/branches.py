@@ -49,11 +49,46 @@ def if_(site, test, true_fn, false_fn, args):
     cond = _test(site, test)
     taken = concrete(cond)
     with np.errstate(all="ignore"):  # the branch not taken may divide by zero; its values are dropped
-        with untaken(not taken):
+        with untaken(not taken), _on_path(cond, True):
             a = true_fn(*args)
-        with untaken(taken):
+        with untaken(taken), _on_path(cond, False):
             b = false_fn(*args)
     return select(site, cond, a, b, "")
+
+
+@contextlib.contextmanager
+def _on_path(cond, side: bool):
+    """The code running now is a converted arm, run on every input: ``cond`` is ``side`` on the
+    inputs that take it (``guarded`` reads the stack)."""
+    trace = state.current()
+    path = getattr(trace, "path", None)
+    if path is None:
+        path = trace.path = []
+    path.append((cond, side))
+    try:
+        yield
+    finally:
+        path.pop()
+
+
+def guarded(name, args):
+    """``args`` for a ``table.guards`` call (``np.linalg.inv(m)``) inside converted arms: the
+    matrix becomes ``np.where(path, m, I)``, which is ``m`` itself on every input that takes the
+    arms and the identity on the others (whose results the select drops), so the graph never
+    inverts a matrix that only an input on the other side holds. Recorded like any NumPy call."""
+    trace = state.current()
+    path = getattr(trace, "path", None) if trace is not None else None
+    if not path or not args or not isinstance(args[0], np.ndarray) or np.ndim(args[0]) < 2:
+        return args
+    m = args[0]
+    on = None
+    for cond, side in path:
+        c = cond if side else np.logical_not(cond)
+        on = c if on is None else np.logical_and(on, c)
+    eye = np.eye(m.shape[-1], dtype=m.dtype) if m.shape[-1] == m.shape[-2] else None
+    if eye is None:  # not square: NumPy raises on every input alike
+        return args
+    return (np.where(on, m, eye), *args[1:])
 
 
 def concrete(value) -> bool:

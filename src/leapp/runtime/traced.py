@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning, UnsupportedArgumentError
+from ..table.guards import GUARDED_LINALG
 from . import argcheck, constness, library_calls, record, scalar_args, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
@@ -167,6 +168,10 @@ class TracedNpArray(np.ndarray):
         if state.current() is None:
             return func(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))
         name = function_name(func)
+        if name in GUARDED_LINALG and getattr(state.current(), "path", None):
+            from .branches import guarded  # inside converted arms: m -> np.where(path, m, I)
+
+            args = guarded(name, args)
         base = args[0] if args and isinstance(args[0], TracedNpArray) else None
         return record.record_call(name, func, args, kwargs, _loc(), view_base=base)
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from leapp import table
+from leapp.table.guards import GUARDED_LINALG
 from leapp.table.math_module import MATH_FUNCTIONS
 
 from ..dataflow import NDARRAY_METHODS
@@ -91,8 +92,10 @@ class _Refused(Exception):
 class _Checker:
     """Proves a block free of side effects and of raising; raises _Refused with the reason."""
 
-    def __init__(self, ctx, where: str):
+    def __init__(self, ctx, where: str, *, guarded: bool = False):
         self.ctx, self.where = ctx, where
+        self.guarded = guarded  # an arm of a converted `if` or conditional expression: the linalg
+        # calls of table.guards run there on np.where(path, m, I) (runtime.branches.guarded)
         self.arrays: set[str] = set()  # names this block made arrays
         self.fresh: set[str] = set()  # names bound, on every path to here, to an array this block made
 
@@ -245,7 +248,8 @@ class _Checker:
                 self.refuse(call, f"calls `{text}`, which leapp does not trace")
             if canon in _WRITERS or canon.endswith(".at"):
                 self.refuse(call, f"calls `{text}`, which writes into its argument")
-            if canon.startswith("numpy.linalg.") and canon.rsplit(".", 1)[1] not in _SAFE_LINALG:
+            if canon.startswith("numpy.linalg.") and canon.rsplit(".", 1)[1] not in _SAFE_LINALG \
+                    and not (self.guarded and canon in GUARDED_LINALG):
                 self.refuse(call, f"calls `{text}`, which raises on some inputs (a singular matrix) "
                                   "that the other branch may take")
             return
@@ -419,7 +423,7 @@ def _plan_if(node, ctx):
     if any(returning):
         if all(returning) and orelse is not None:
             for i, body in enumerate(bodies):
-                _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="last")
+                _Checker(ctx, _arm_name(i, len(arms)), guarded=True).block(body, returns="last")
             assigned = set().union(*(_stored(b) for b in bodies))
             params = _needs(bodies, assigned)
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
@@ -430,7 +434,7 @@ def _plan_if(node, ctx):
         raise _Refused("one branch returns and another does not (put the code after the `if` in an "
                        "`else`, or return from every branch)")
     for i, body in enumerate(bodies):
-        _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="none")
+        _Checker(ctx, _arm_name(i, len(arms)), guarded=True).block(body, returns="none")
     assigned = set().union(*(_stored(b) for b in bodies))
     for name in sorted(assigned & facts.declared):
         raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
@@ -531,8 +535,8 @@ def plan_ifexp(node: ast.IfExp, ctx, ordinal: int) -> Branch:
         if holds_marker(ctx.source):
             raise _Refused(f"a line of the source already ends with leapp's marker `{MARKER.strip()} N`")
         _BoolTest(ctx).check(node.test)
-        _Checker(ctx, "the value before `if`").expr(node.body)
-        _Checker(ctx, "the value after `else`").expr(node.orelse)
+        _Checker(ctx, "the value before `if`", guarded=True).expr(node.body)
+        _Checker(ctx, "the value after `else`", guarded=True).expr(node.orelse)
     except _Refused as exc:
         return Branch("ifexp", line, col, local, "refused", str(exc))
     return Branch("ifexp", line, col, local, "select")

@@ -1,0 +1,16 @@
+"""``linalg`` calls that raise on some inputs (a singular or indefinite matrix), guarded inside a
+converted branch: one list for both stages.
+
+A select runs both branches on every input, so ``np.linalg.inv(m)`` in the branch that a given
+input does not take would still run on that input's ``m``, which may be singular there (that is
+often why the code branched). Inside a converted ``if``/``elif``/``else`` or conditional
+expression the runtime hands such a call ``np.where(path, m, I)``: ``m`` itself, bit for bit, on
+every input that takes the branch, and the identity on the others, whose results are selected
+away (``leapp.runtime.branches.guarded``). The static pass converts a branch holding one of these
+calls (``ast_pass.convert.plan``); the first argument is the matrix guarded.
+"""
+
+from __future__ import annotations
+
+GUARDED_LINALG = frozenset({"numpy.linalg.inv", "numpy.linalg.solve", "numpy.linalg.cholesky",
+                            "numpy.linalg.matrix_power"})

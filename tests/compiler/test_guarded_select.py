@@ -1,0 +1,105 @@
+"""A converted branch that calls a ``linalg`` function that raises on some inputs (a singular
+matrix): the call runs on ``np.where(path, m, I)`` (``leapp.table.guards``,
+``leapp.runtime.branches.guarded``), so the graph never inverts the matrix of an input that takes
+the other branch, and on the inputs that take the branch the matrix is the user's, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import leapp
+from leapp.ast_pass import analyze_source
+
+F32 = np.float32
+
+
+def inverse_or_zero(m, v):
+    if abs(np.linalg.det(m)) > 1e-6:
+        out = np.linalg.inv(m) @ v
+    else:
+        out = v * 0.0
+    return out
+
+
+def solve_or_keep(m, v):
+    return np.linalg.solve(m, v) if np.linalg.det(m) != 0 else v
+
+
+def whitened(c, x):
+    if np.linalg.eigvalsh(c).min() > 0:  # a covariance that is positive definite
+        L = np.linalg.cholesky(c)
+        y = np.linalg.solve(L, x)
+    else:
+        y = x - x.mean()
+    return y
+
+
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
+REGULAR = np.array([[2.0, 1.0], [1.0, 3.0]])
+
+
+def _agree(cf, fn, inputs):
+    for args in inputs:
+        got, want = cf(*args), fn(*args)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("first", [REGULAR, SINGULAR])
+def test_inv_in_a_branch_converts_and_a_singular_matrix_takes_the_other_side(first):
+    cf = leapp.compile(inverse_or_zero)
+    v = np.array([1.0, 2.0])
+    # traced on either side first: one graph serves both, and the singular matrix never reaches inv
+    _agree(cf, inverse_or_zero, [(first, v), (REGULAR, v), (SINGULAR, v), (np.zeros((2, 2)), v),
+                                 (np.eye(2) * 3, -v)])
+    assert len(cf.graphs) == 1
+    assert "line 18: `if` statement converted to a select" in cf.format_report()
+
+
+def test_solve_in_a_conditional_expression_and_cholesky_in_arms():
+    cf = leapp.compile(solve_or_keep)
+    v = np.array([1.0, -2.0], F32)
+    _agree(cf, solve_or_keep, [(REGULAR.astype(F32), v), (SINGULAR.astype(F32), v), (np.zeros((2, 2), F32), v)])
+    cw = leapp.compile(whitened)
+    x = np.array([0.5, -1.5])
+    _agree(cw, whitened, [(REGULAR, x), (-REGULAR, x), (SINGULAR, x), (REGULAR * 4, x)])
+    assert len(cw.graphs) == 1
+
+
+def test_the_onnx_file_of_a_guarded_inv_agrees_with_numpy_on_both_sides(tmp_path):
+    import onnxruntime as ort
+
+    cf = leapp.compile(inverse_or_zero)
+    v = np.array([1.0, 2.0], F32)
+    cf(REGULAR.astype(F32), v)
+    cf.export(tmp_path / "inv.onnx", "onnx")
+    session = ort.InferenceSession(str(tmp_path / "inv.onnx"))
+    names = [i.name for i in session.get_inputs()]
+    for m in (REGULAR, SINGULAR, np.zeros((2, 2)), np.eye(2) * 0.5):
+        m = m.astype(F32)
+        (out,) = session.run(None, dict(zip(names, (m, v), strict=True)))
+        np.testing.assert_allclose(out, inverse_or_zero(m, v), rtol=1e-6)
+        assert np.isfinite(out).all()
+
+
+def test_the_guard_is_what_keeps_the_singular_side_out_of_inv(monkeypatch):
+    # delete the guard: the graph inverts the singular matrix of an input that takes the other
+    # branch, and torch raises on it where NumPy, which took `else`, did not; the default check's
+    # zeros input finds it at the first call
+    from leapp.errors import ProblemsError
+    from leapp.runtime import branches
+
+    monkeypatch.setattr(branches, "guarded", lambda name, args: args)
+    cf = leapp.compile(inverse_or_zero)
+    with pytest.raises(ProblemsError, match="singular"):
+        cf(REGULAR, np.array([1.0, 2.0]))
+
+
+def test_outside_a_converted_arm_the_solvers_still_refuse():
+    # the code after an early return runs on every input too, but no path guards it there
+    source = "\n".join(["import numpy as np", "# leapp: trace", "def f(m, v):",
+                        "    if np.linalg.det(m) == 0:", "        return v",
+                        "    return np.linalg.inv(m) @ v", ""])
+    found = [d for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
+    assert found and "raises on some inputs" in found[0].message
