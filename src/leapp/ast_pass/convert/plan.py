@@ -21,7 +21,7 @@ from leapp import table
 from leapp.table.math_module import MATH_FUNCTIONS
 
 from ..dataflow import NDARRAY_METHODS
-from . import helpers, paths
+from . import helpers, owned, paths
 
 MARKER = "# leapp: converted, line "  # ends every line a conversion inserts; the number is the user's line
 _MARKED = re.compile(re.escape(MARKER) + r"\d+[ \t]*$", re.MULTILINE)
@@ -62,6 +62,7 @@ class Branch:
     reason: str = ""
     params: tuple = ()  # names passed into the branch functions
     outputs: tuple = ()  # names assigned from the select
+    copies: tuple = ()  # per branch function: the names it writes into on a private copy (convert.owned)
     bound: int = 0  # a bounded `while`: its most iterations
 
     @property
@@ -91,10 +92,15 @@ class _Refused(Exception):
 class _Checker:
     """Proves a block free of side effects and of raising; raises _Refused with the reason."""
 
-    def __init__(self, ctx, where: str):
+    def __init__(self, ctx, where: str, owner=None):
         self.ctx, self.where = ctx, where
         self.arrays: set[str] = set()  # names this block made arrays
         self.fresh: set[str] = set()  # names bound, on every path to here, to an array this block made
+        self.rebound: set[str] = set()  # names this block binds on some path to here
+        # owner(name) -> None or why not: whether the block may write, on a private copy made at its
+        # start, into the value `name` had when it began (convert.owned); None: never
+        self.owner = owner
+        self.claimed: set[str] = set()  # names the block writes into on its private copy
 
     def line(self, node) -> int:
         return self.ctx.positions.start(node)[0]
@@ -128,13 +134,14 @@ class _Checker:
             self.target(s.target, s)
             self.bind([s.target], s.value)
         elif t is ast.AugAssign:
-            if self.written(s.target) not in self.fresh:
-                self.refuse(s, f"updates `{ast.unparse(s.target)}` in place, which running both branches "
-                               f"would do twice (write `{ast.unparse(s.target)} = {ast.unparse(s.target)} "
-                               f"{_OPS.get(type(s.op), '?')} ...`)")
+            text = ast.unparse(s.target)
+            self.claim(s.target, s, f"updates `{text}` in place, which running both branches would do twice "
+                                    f"(write `{text} = {text} {_OPS.get(type(s.op), '?')} ...`)")
             self.expr(s.value)
             if not isinstance(s.target, ast.Name):
                 self.expr(s.target.value)
+            if isinstance(s.target, ast.Subscript):
+                self.index(s.target, s)
         elif t is ast.Pass:
             pass
         elif t is ast.Expr:
@@ -149,12 +156,14 @@ class _Checker:
             self.fresh &= after_body
         elif t is ast.While and not s.orelse:  # bounded on data (convert.loops checks its bound), or plain
             self.expr(s.test)
+            self.rebound |= _stored([s])
             self.fresh -= _stored([s])  # a later iteration sees what an earlier one bound
             self.block(s.body, returns="none", loops=loops + 1)
             self.fresh -= _stored([s])
         elif t is ast.For and not s.orelse:
             self.expr(s.iter)
             self.target(s.target, s)
+            self.rebound |= _stored([s])
             self.fresh -= _stored([s])
             self.block(s.body, returns="none" if returns != "any" else "any", loops=loops + 1)
             self.fresh -= _stored([s])
@@ -176,15 +185,40 @@ class _Checker:
 
     def target(self, target, stmt):
         for n in ast.walk(target):
-            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and self.written(n) in self.fresh:
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+                self.claim(n, stmt, f"writes into `{ast.unparse(n)}` (an array or object shared with the "
+                                    "other branch)")
                 self.expr(n.slice)
+                self.index(n, stmt)
                 continue
-            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
                 self.refuse(stmt, f"writes into `{ast.unparse(n)}` (an array or object shared with the "
                                   "other branch)")
         for n in ast.walk(target):  # x[i][j] = v: the inner read is a load, with its own index
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
                 self.expr(n)
+
+    def claim(self, target, stmt, what) -> None:
+        """``target`` is written in place: the array this block made, or (``owner``) the value its name
+        had when the block began, written on the block's private copy; else refused with ``what``."""
+        name = self.written(target)
+        if name in self.fresh:
+            return
+        if name is None or self.owner is None or name in self.rebound:
+            self.refuse(stmt, what)
+        why = self.owner(name)
+        if why is not None:
+            self.refuse(stmt, f"{what}: {why}")
+        self.claimed.add(name)
+        self.fresh.add(name)
+
+    def index(self, target, stmt) -> None:
+        """A write's index on data may be out of range on the other branch's inputs: NumPy raises."""
+        while isinstance(target, ast.Subscript):
+            if self.arrayish(target.slice):
+                self.refuse(stmt, f"writes into `{ast.unparse(target)}` at an index on data, which raises "
+                                  "where it is out of range on the other branch's inputs")
+            target = target.value
 
     @staticmethod
     def written(target) -> str | None:
@@ -197,6 +231,7 @@ class _Checker:
         """Track which names hold an array this block made (``self.fresh``)."""
         for target in targets:
             names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            self.rebound |= names
             if isinstance(target, ast.Name) and value is not None and self.is_fresh(value):
                 self.fresh.add(target.id)
             elif isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Starred)):
@@ -390,10 +425,15 @@ def plan_if(node: ast.If, ctx) -> Branch:
     line, col = ctx.positions.start(node)
     local = (node.lineno, node.col_offset)
     try:
-        construct, params, outputs = _plan_if(node, ctx)
+        construct, params, outputs, copies = _plan_if(node, ctx)
     except _Refused as exc:
         return Branch("if", line, col, local, "refused", str(exc))
-    return Branch(construct, line, col, local, "select", "", params, outputs)
+    return Branch(construct, line, col, local, "select", "", params, outputs, copies=copies)
+
+
+def _arm_checker(ctx, where, node, arm, facts, fn) -> _Checker:
+    """A branch's checker that may write into a local array on a private copy (convert.owned)."""
+    return _Checker(ctx, where, owner=lambda name: owned.refusal(name, node, arm, facts, fn, ctx))
 
 
 def _plan_if(node, ctx):
@@ -418,20 +458,27 @@ def _plan_if(node, ctx):
     returning = [_ends_in_return(b) for b in bodies]
     if any(returning):
         if all(returning) and orelse is not None:
+            copies = []
             for i, body in enumerate(bodies):
-                _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="last")
+                checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn)
+                checker.block(body, returns="last")
+                copies.append(tuple(sorted(checker.claimed)))
             assigned = set().union(*(_stored(b) for b in bodies))
-            params = _needs(bodies, assigned)
+            params = _needs(bodies, assigned) | set().union(*map(set, copies))
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
                            ctx)
-            return "return", tuple(sorted(params)), ()
+            return "return", tuple(sorted(params)), (), tuple(copies)
         if len(arms) == 1 and orelse is None and facts.parents.get(node) is fn:
-            return _plan_early(node, fn, facts, ctx)
+            return (*_plan_early(node, fn, facts, ctx), ())
         raise _Refused("one branch returns and another does not (put the code after the `if` in an "
                        "`else`, or return from every branch)")
+    copies = []
     for i, body in enumerate(bodies):
-        _Checker(ctx, _arm_name(i, len(arms))).block(body, returns="none")
-    assigned = set().union(*(_stored(b) for b in bodies))
+        checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn)
+        checker.block(body, returns="none")
+        copies.append(tuple(sorted(checker.claimed)))
+    written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
+    assigned = set().union(*(_stored(b) for b in bodies)) | written
     for name in sorted(assigned & facts.declared):
         raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
     everywhere = set.intersection(*(_definitely_assigned(b) for b in bodies)) if orelse else set()
@@ -442,9 +489,9 @@ def _plan_if(node, ctx):
             raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
                            f"so the other branch has no value to select (assign it before the `if`) "
                            f"(line {_first_store(facts, name, node, ctx)})")
-    params = _needs(bodies, assigned) | (set(outputs) - everywhere)
+    params = _needs(bodies, assigned) | (set(outputs) - everywhere) | written
     _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
-    return "if", tuple(sorted(params)), tuple(outputs)
+    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies)
 
 
 def _needs(bodies, assigned) -> set[str]:
