@@ -351,5 +351,5 @@ def refusal(name: str, node, arm, facts, fn, ctx) -> str | None:
                               for s in arm for n in ast.walk(s))
             if read_in_arm or paths.live_after(facts, m, node):
                 where = "in the branch" if read_in_arm else "after the `if`"
-                return f"{how(m)} and `{m}` is read {where}, where NumPy would show the write"
+                return f"{how(m)}, read {where}, where NumPy would show the write"
     return None

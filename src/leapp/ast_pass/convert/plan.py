@@ -135,8 +135,8 @@ class _Checker:
             self.bind([s.target], s.value)
         elif t is ast.AugAssign:
             text = ast.unparse(s.target)
-            self.claim(s.target, s, f"updates `{text}` in place, which running both branches would do twice "
-                                    f"(write `{text} = {text} {_OPS.get(type(s.op), '?')} ...`)")
+            self.claim(s.target, s, f"updates `{text}` in place", ", which running both branches would do "
+                       f"twice (write `{text} = {text} {_OPS.get(type(s.op), '?')} ...`)")
             self.expr(s.value)
             if not isinstance(s.target, ast.Name):
                 self.expr(s.target.value)
@@ -186,8 +186,8 @@ class _Checker:
     def target(self, target, stmt):
         for n in ast.walk(target):
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
-                self.claim(n, stmt, f"writes into `{ast.unparse(n)}` (an array or object shared with the "
-                                    "other branch)")
+                self.claim(n, stmt, f"writes into `{ast.unparse(n)}`", " (an array or object shared with the "
+                           "other branch)")
                 self.expr(n.slice)
                 self.index(n, stmt)
                 continue
@@ -198,17 +198,17 @@ class _Checker:
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
                 self.expr(n)
 
-    def claim(self, target, stmt, what) -> None:
+    def claim(self, target, stmt, what, shared) -> None:
         """``target`` is written in place: the array this block made, or (``owner``) the value its name
-        had when the block began, written on the block's private copy; else refused with ``what``."""
+        had when the block began, written on the block's private copy; else refused: ``what`` and why."""
         name = self.written(target)
         if name in self.fresh:
             return
         if name is None or self.owner is None or name in self.rebound:
-            self.refuse(stmt, what)
+            self.refuse(stmt, what + shared)
         why = self.owner(name)
         if why is not None:
-            self.refuse(stmt, f"{what}: {why}")
+            self.refuse(stmt, f"{what}, and {why}")
         self.claimed.add(name)
         self.fresh.add(name)
 
