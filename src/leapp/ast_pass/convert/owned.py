@@ -314,7 +314,7 @@ def refusal(name: str, node, arm, facts, fn, ctx) -> str | None:
     todo = [name]
     while todo:
         cur = todo.pop()
-        for a, b, _stmt, line, text in edges:
+        for a, b, _stmt, line, _text in edges:
             for x, y in ((a, b), (b, a)):
                 if x == cur and y not in family:
                     family.add(y)
