@@ -62,8 +62,8 @@ class Branch:
     reason: str = ""
     params: tuple = ()  # names passed into the branch functions
     outputs: tuple = ()  # names assigned from the select
-    copies: tuple = ()  # per branch function: the names it writes into on a private copy (convert.owned)
     bound: int = 0  # a bounded `while`: its most iterations
+    copies: tuple = ()  # per branch function: the names it writes into on a private copy (convert.owned)
 
     @property
     def converted(self) -> bool:
