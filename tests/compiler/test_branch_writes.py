@@ -261,3 +261,16 @@ def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
     assert words(fn) in lp202[0].message, lp202[0].message
     with pytest.raises(ProblemsError):
         leapp.compile(fn)(np.array([1.0, 2.0]), *([[]] if fn is passed_away else []))
+
+
+def reshaped_param(x):
+    x = x.reshape(-1)  # rebound, but still a view of the caller's array
+    if x[0] < 0:
+        x[0] = 0.0
+    return x
+
+
+def test_a_parameter_rebound_to_a_view_of_itself_is_still_the_callers():
+    cf = leapp.compile(reshaped_param, strict=False)
+    (lp202,) = [d for d in cf.diagnostics if d.code == "LP202"]
+    assert "writes into `x[0]`, and `x` is a parameter: the caller would see the write" in lp202.message

@@ -67,6 +67,7 @@ class _Flows:
         self.edges: list = []  # (name, name, stmt, line, text of the binding)
         self.escapes: list = []  # (name, stmt, line, what)
         self.closures: dict[str, int] = {}  # name read by a def/lambda/class inside -> its line
+        self.kept: set[str] = set()  # names rebound to a view of their own value somewhere
         for stmt in _statements(fn.body):
             self._statement(stmt)
         for node in _walk_scope(fn):
@@ -125,6 +126,8 @@ class _Flows:
         self.stores.setdefault(name, []).append((self.stmt, self.line(self.stmt), unknown))
 
     def _link(self, name, names, value):
+        if name in names:  # `x = x.reshape(-1)`: still (a view of) the array it was
+            self.kept.add(name)
         for other in names:
             if other != name:
                 self.edges.append((other, name, self.stmt, self.line(self.stmt), ast.unparse(value)))
@@ -334,7 +337,7 @@ def refusal(name: str, node, arm, facts, fn, ctx) -> str | None:
         if m in fl.closures:
             return (f"`{m}` is read by the function defined at line {fl.closures[m]}"
                     f"{link}, which would see the write")
-        if m in facts.params and not (m == name and m in rebound_before):
+        if m in facts.params and not (m == name and m in rebound_before and m not in fl.kept):
             return f"`{m}` is a parameter{link}: the caller would see the write"
         if m not in facts.stores and m not in facts.params:
             return (f"`{m}` is not a local of the function (a global or a name of an enclosing function)"
