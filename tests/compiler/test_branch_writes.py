@@ -87,6 +87,15 @@ def both_return(x):
         return y * 2
 
 
+def early_then_write(x):
+    y = x * 1
+    if y[0] > 5:
+        y[1] = 0  # the early branch's own copy
+        return y
+    y[0] = -1  # the code after it runs while tracing after the early branch: on its own copy too
+    return y
+
+
 def int_update(k):
     i = k + 0
     if i[0] < 0:
@@ -119,6 +128,7 @@ CASES = [
     (other_side_reads_the_original, [np.array([1.0, 2.0]), np.array([-1.0, -2.0])]),
     (in_a_loop, [np.array([1.0, -2.0, 3.0], F32), np.array([-1.0, 2.0, -3.0], F32)]),
     (both_return, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (early_then_write, [np.array([6.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
     (int_update, [np.array([-3, 2]), np.array([3, 2])]),
     (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
 ]

@@ -96,7 +96,7 @@ class _Checker:
         self.ctx, self.where = ctx, where
         self.arrays: set[str] = set()  # names this block made arrays
         self.fresh: set[str] = set()  # names bound, on every path to here, to an array this block made
-        self.rebound: set[str] = set()  # names this block binds on some path to here
+        self.rebound: set[str] = set()  # names this block binds, on some path to here, to a value not its own
         # owner(name) -> None or why not: whether the block may write, on a private copy made at its
         # start, into the value `name` had when it began (convert.owned); None: never
         self.owner = owner
@@ -231,11 +231,11 @@ class _Checker:
         """Track which names hold an array this block made (``self.fresh``)."""
         for target in targets:
             names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            self.rebound |= names
             if isinstance(target, ast.Name) and value is not None and self.is_fresh(value):
                 self.fresh.add(target.id)
             elif isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Starred)):
                 self.fresh -= names
+                self.rebound |= names
 
     def is_fresh(self, e) -> bool:
         if isinstance(e, (ast.BinOp, ast.UnaryOp)):
@@ -246,7 +246,8 @@ class _Checker:
         if q is not None and q.startswith("numpy."):
             canon = table.canonical(q)
             copies = next((k.value for k in e.keywords if k.arg == "copy"), None)
-            return canon in _FRESH and (canon != "numpy.array" or copies is None or (
+            new = canon in _FRESH or canon in owned.NEW_ARRAYS or getattr(table.lookup(q), "kind", "") == "ufunc"
+            return new and not any(k.arg == "out" for k in e.keywords) and (copies is None or (
                 isinstance(copies, ast.Constant) and copies.value is True))
         f = e.func
         return isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args and self.arrayish(f.value)
@@ -469,7 +470,7 @@ def _plan_if(node, ctx):
                            ctx)
             return "return", tuple(sorted(params)), (), tuple(copies)
         if len(arms) == 1 and orelse is None and facts.parents.get(node) is fn:
-            return (*_plan_early(node, fn, facts, ctx), ())
+            return _plan_early(node, fn, facts, ctx)
         raise _Refused("one branch returns and another does not (put the code after the `if` in an "
                        "`else`, or return from every branch)")
     copies = []
@@ -529,14 +530,17 @@ def _arm_name(i, n_arms) -> str:
 def _plan_early(node, fn, facts, ctx):
     body = fn.body
     rest = body[body.index(node) + 1:]
-    _Checker(ctx, "the early-return branch").block(node.body, returns="last")
+    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn)
+    early.block(node.body, returns="last")
     if not rest or not _returns_at_end(rest):
         raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
-    _Checker(ctx, "the code after the early return").block(rest, returns="any")
-    params = _needs([node.body], _stored(node.body))
+    # the code after it runs on every input, also after the early branch ran: it writes on its own copy
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn)
+    after.block(rest, returns="any")
+    params = _needs([node.body], _stored(node.body)) | early.claimed
     _check_defined(facts, node, params | _read_locals(facts, [node.body, rest]), paths.definitely_before(facts, node),
                    ctx)
-    return "early", tuple(sorted(params)), ()
+    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), tuple(sorted(after.claimed)))
 
 
 def _returns_at_end(stmts) -> bool:

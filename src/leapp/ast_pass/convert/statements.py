@@ -122,10 +122,12 @@ def convert_early(node: cst.If, branch, site: str) -> cst.FlattenSentinel:
     name = f"__leapp_if{branch.line}_0"
     held = pending_name(branch)
     test = _one_line(convert_test(node.test, site))
+    body, after = branch.copies or ((), ())
     return cst.FlattenSentinel([
-        _def(name, branch.params, node.body, node.leading_lines),
+        _def(name, branch.params, _with_copies(node.body, body, site, branch.line), node.leading_lines),
         _stmt(f"{held} = _leapp.early({site!r}, {test}, {name}, {_tuple(branch.params)})", branch.line),
         _stmt(f"if {held}.taken: return {held}.value", branch.line),
+        *(_stmt(f"{n} = _leapp.private({site!r}, {n})", branch.line) for n in after),
     ])
 
 
