@@ -247,6 +247,21 @@ def passed_away(x, keep):
     return y
 
 
+def unknown_value(x, keep):
+    y = keep.pop()
+    if x[0] > 0:
+        y[0] = 0.0
+    return y
+
+
+def rebound_in_branch(x):
+    y = x * 1
+    if x[0] > 0:
+        y = x[:1]  # the branch's own binding: a view of the parameter
+        y[0] = 0.0
+    return y
+
+
 def _line(fn, k):
     return fn.__code__.co_firstlineno + k
 
@@ -263,6 +278,10 @@ def _line(fn, k):
     (traced_index, lambda f: f"writes into `y[j]` at an index on data, which raises where it is out of range "
                              f"on the other branch's inputs (line {_line(f, 4)})"),
     (passed_away, lambda f: f"`y` is passed to `keep.append`, which leapp cannot read at line {_line(f, 2)}"),
+    (unknown_value, lambda f: f"`y` is bound to keep.pop(...) at line {_line(f, 1)}, which leapp cannot show is "
+                              "a new array"),
+    (rebound_in_branch, lambda f: f"writes into `y[0]` (an array or object shared with the other branch) "
+                                  f"(line {_line(f, 4)})"),
 ])
 def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
     cf = leapp.compile(fn, strict=False)
@@ -270,7 +289,7 @@ def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
     assert len(lp202) == 1 and "leapp cannot convert it" in lp202[0].message
     assert words(fn) in lp202[0].message, lp202[0].message
     with pytest.raises(ProblemsError):
-        leapp.compile(fn)(np.array([1.0, 2.0]), *([[]] if fn is passed_away else []))
+        leapp.compile(fn)(np.array([1.0, 2.0]), *([[np.zeros(2)]] if fn in (passed_away, unknown_value) else []))
 
 
 def reshaped_param(x):
