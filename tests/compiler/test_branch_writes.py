@@ -262,6 +262,13 @@ def rebound_in_branch(x):
     return y
 
 
+def list_write(x):
+    rows = [x * 1, x * 2]
+    if x[0] > 0:
+        rows[0] = x * 3
+    return rows[0] + rows[1]
+
+
 def _line(fn, k):
     return fn.__code__.co_firstlineno + k
 
@@ -282,6 +289,8 @@ def _line(fn, k):
                               "a new array"),
     (rebound_in_branch, lambda f: f"writes into `y[0]` (an array or object shared with the other branch) "
                                   f"(line {_line(f, 4)})"),
+    (list_write, lambda f: f"`rows` is bound to a `list` at line {_line(f, 1)}, which leapp cannot show is a new "
+                           "array"),
 ])
 def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
     cf = leapp.compile(fn, strict=False)

@@ -87,6 +87,8 @@ class _Flows:
             if s.value is None:
                 return
             names, unknown = self.sources(s.value)
+            if isinstance(s.value, _CONTAINERS):  # its items are shared by a copy of it: not an array
+                unknown = f"a `{type(s.value).__name__.lower()}`"
             for t in targets:
                 self._bind(t, names, unknown, s.value)
         elif isinstance(s, ast.AugAssign):
@@ -259,6 +261,7 @@ class _Flows:
         return args
 
 
+_CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 _WRITING_OR_VIEWING_METHODS = frozenset("""
 reshape ravel view squeeze swapaxes transpose diagonal conj conjugate fill sort put resize partition
 """.split())
