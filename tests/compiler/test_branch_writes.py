@@ -96,6 +96,14 @@ def early_then_write(x):
     return y
 
 
+def filled_from_param(x):
+    t = np.tanh(x)
+    t[1:] = x[0]  # copies x's value into t: t holds no view of x
+    if t[0] < 0:
+        t *= -1
+    return t
+
+
 def int_update(k):
     i = k + 0
     if i[0] < 0:
@@ -129,6 +137,7 @@ CASES = [
     (in_a_loop, [np.array([1.0, -2.0, 3.0], F32), np.array([-1.0, 2.0, -3.0], F32)]),
     (both_return, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
     (early_then_write, [np.array([6.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (filled_from_param, [np.array([-1.0, 2.0, 3.0], F32), np.array([1.0, 2.0, 3.0], F32)]),
     (int_update, [np.array([-3, 2]), np.array([3, 2])]),
     (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
 ]
@@ -269,6 +278,15 @@ def list_write(x):
     return rows[0] + rows[1]
 
 
+def stored_in_a_list(x):
+    y = x * 1
+    box = list(x)
+    box[0] = y  # a list keeps y itself
+    if x[0] > 0:
+        y[0] = 0.0
+    return box[0]
+
+
 def _line(fn, k):
     return fn.__code__.co_firstlineno + k
 
@@ -291,6 +309,7 @@ def _line(fn, k):
                                   f"(line {_line(f, 4)})"),
     (list_write, lambda f: f"`rows` is bound to a `list` at line {_line(f, 1)}, which leapp cannot show is a new "
                            "array"),
+    (stored_in_a_list, lambda f: f"`box` may be a view of `y` (line {_line(f, 3)}), read after the `if`"),
 ])
 def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
     cf = leapp.compile(fn, strict=False)

@@ -63,8 +63,8 @@ class _Flows:
 
     def __init__(self, fn, ctx):
         self.ctx = ctx
-        self.stores: dict[str, list] = {}  # name -> [(stmt, line, None | "new" | unknown value's text)]
-        self.edges: list = []  # (name, name, stmt, line, text of the binding)
+        self.stores: dict[str, list] = {}  # name -> [(stmt, line, None or an unknown value's text, value)]
+        self.edges: list = []  # (name, name, stmt, line, item): item, `B[i] = v` (a list would keep v)
         self.escapes: list = []  # (name, stmt, line, what)
         self.closures: dict[str, int] = {}  # name read by a def/lambda/class inside -> its line
         self.kept: set[str] = set()  # names rebound to a view of their own value somewhere
@@ -94,7 +94,7 @@ class _Flows:
         elif isinstance(s, ast.AugAssign):
             names, unknown = self.sources(s.value)
             if isinstance(s.target, ast.Name):  # in place on an array, a rebinding of a number
-                self._link(s.target.id, names, s.value)
+                self._link(s.target.id, names)
             else:
                 self._bind(s.target, names, unknown, s.value)
         elif isinstance(s, (ast.For, ast.AsyncFor)):
@@ -124,20 +124,20 @@ class _Flows:
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     self._store(n.id, f"a `{type(s).__name__}` statement")
 
-    def _store(self, name, unknown):
-        self.stores.setdefault(name, []).append((self.stmt, self.line(self.stmt), unknown))
+    def _store(self, name, unknown, value=None):
+        self.stores.setdefault(name, []).append((self.stmt, self.line(self.stmt), unknown, value))
 
-    def _link(self, name, names, value):
-        if name in names:  # `x = x.reshape(-1)`: still (a view of) the array it was
+    def _link(self, name, names, item=False):
+        if name in names and not item:  # `x = x.reshape(-1)`: still (a view of) the array it was
             self.kept.add(name)
         for other in names:
             if other != name:
-                self.edges.append((other, name, self.stmt, self.line(self.stmt), ast.unparse(value)))
+                self.edges.append((other, name, self.stmt, self.line(self.stmt), item))
 
     def _bind(self, target, names, unknown, value):
         if isinstance(target, ast.Name):
-            self._store(target.id, unknown)
-            self._link(target.id, names, value)
+            self._store(target.id, unknown, value)
+            self._link(target.id, names)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for t in target.elts:
                 self._bind(t, names, unknown, value)
@@ -147,7 +147,7 @@ class _Flows:
             self.sources(target.slice)
             base = _written(target)
             if base is not None:
-                self._link(base, names, value)
+                self._link(base, names, item=True)
             else:
                 self._escape(names, f"stored into `{ast.unparse(target)}`")
         elif isinstance(target, ast.Attribute):
@@ -315,12 +315,16 @@ def refusal(name: str, node, arm, facts, fn, ctx) -> str | None:
     """Why the branch ``arm`` of the ``if`` ``node`` may not write into ``name`` on a private copy
     (None: it may). The reason names the property and, where it is a binding, its line."""
     fl = flows(facts, fn, ctx)
-    edges = [e for e in fl.edges if not _within(e[2], node)]
+    def array(b) -> bool:  # every binding of b is an array: `b[i] = v` copies v's values into it
+        got = [st for st in fl.stores.get(b, ()) if not _within(st[0], node)]
+        return bool(got) and all(u is None and v is not None and ctx.is_array(v) for _, _, u, v in got)
+
+    edges = [e for e in fl.edges if not _within(e[2], node) and not (e[4] and array(e[1]))]
     family, via = {name}, {}
     todo = [name]
     while todo:
         cur = todo.pop()
-        for a, b, _stmt, line, _text in edges:
+        for a, b, _stmt, line, _item in edges:
             for x, y in ((a, b), (b, a)):
                 if x == cur and y not in family:
                     family.add(y)
@@ -345,7 +349,7 @@ def refusal(name: str, node, arm, facts, fn, ctx) -> str | None:
         if m not in facts.stores and m not in facts.params:
             return (f"`{m}` is not a local of the function (a global or a name of an enclosing function)"
                     f"{link}: code outside it would see the write")
-        for stmt, line, unknown in fl.stores.get(m, ()):
+        for stmt, line, unknown, _ in fl.stores.get(m, ()):
             if unknown is not None and not _within(stmt, node):
                 return (f"`{m}` is bound to {unknown} at line {line}{link}, which leapp cannot show is a "
                         f"new array")
