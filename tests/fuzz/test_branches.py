@@ -37,7 +37,7 @@ def test_a_planted_construct_that_went_through_is_a_mismatch(monkeypatch):
     assert branches.check(seed).kind == "mismatch"
 
 
-def test_a_difference_is_excused_only_where_numpy_took_a_test_on_its_boundary():
+def test_a_difference_is_excused_only_where_numpy_took_a_test_on_its_boundary(monkeypatch):
     # seed 1008000 of the 10,000-program run: `y = tanh(x) / (|tanh(x)| + 1)` and then
     # `if y[-1] >= 0.5`; NumPy's float32 tanh(9.307) is 0.99999994, torch's is 1.0, so NumPy's
     # y[-1] is one ulp under 0.5 and the graph's is 0.5. The harness must see that, and only that.
@@ -53,12 +53,24 @@ def test_a_difference_is_excused_only_where_numpy_took_a_test_on_its_boundary():
     chain = source.replace("if y[-1] >= 0.5:", "if False:")
     assert not branches._on_boundary(chain, np.array([2.0, 2.0], np.float32), away, "float32")
     assert branches._on_boundary(chain, np.array([3.0, 3.0], np.float32), away, "float32")
+
+    # through check(), on the program that seed 1008000 wrote (reduced; the generator has changed
+    # since) and that seed's inputs
+    reduced = "\n".join(["import numpy as np", "import leapp", "", "", "@leapp.compile", "def f(x, y):",
+                         "    if y.min() < 0:", "        x = np.tanh(y)", "        y = x / (np.abs(x) + 1)",
+                         "    if y[-1] >= 0.5:", "        y = np.tanh(x)", "    return np.tanh(y)", ""])
+    monkeypatch.setattr(branches, "generate", lambda seed: (reduced, "", 6, "float32"))
     assert branches.check(1008000).kind == "boundary"
 
 
 def test_a_program_numpy_raises_on_everywhere_is_counted_apart_only_for_the_same_error(monkeypatch):
-    # seed 5009: a planted `raise` on a path every input takes; the compiled function raises the
-    # user's ValueError on the example, as NumPy does. Another error there stays "internal".
+    # a planted `raise` on a path every input takes (seed 5009 wrote one): the compiled function
+    # raises the user's ValueError on the example, as NumPy does. Another error there stays "internal".
+    source = "\n".join(["import numpy as np", "import leapp", "", "", "@leapp.compile", "def f(x, y):",
+                        "    if np.abs(x).mean() <= -0.5 or x[-1] >= -100:", "        y = x * 2",
+                        "        raise ValueError('bad input')", "    else:", "        y = -x",
+                        "    return y", ""])
+    monkeypatch.setattr(branches, "generate", lambda seed: (source, "raise", 3, "float32"))
     assert branches.check(5009).kind == "numpy_raises"
     import leapp.compiler.function as function
 
