@@ -64,9 +64,9 @@ def branches(body: str, params: str = "x"):
     """, "draws random numbers"),
     ("""\
     if x.sum() > 0:
-        x = np.linalg.inv(x)
-    return x
-    """, "raises on some inputs (a singular matrix)"),
+        return x
+    return np.linalg.inv(x)
+    """, "raises on some inputs (a singular matrix)"),  # in an arm it runs guarded; after an early return, not
     ("""\
     if x.sum() > 0:
         x = np.clip(x, 0, 1, out=x)
