@@ -220,7 +220,7 @@ EDGE_KINDS = {"NaN": np.array([np.nan]), "±inf": np.array([np.inf, -np.inf]),
 EDGE_LABELS = (*(f"inputs with {k}" for k in EDGE_KINDS), "negative integers")
 
 
-def _edge_cases(example, rng):
+def _edge_cases(example, rng, *, no_inf=False):
     """Check inputs at NumPy's edges: NaN, ±inf, ±0.0 in float inputs; negated integers.
 
     Each is the example with some elements replaced, so shapes, index ranges
@@ -231,6 +231,8 @@ def _edge_cases(example, rng):
     for kind, values in EDGE_KINDS.items():
         if not floats:
             break
+        if no_inf and kind == "±inf":
+            continue  # NumPy itself would not return (table.guards.NUMPY_HANGS_ON_INF)
         case = dict(example)
         for name in floats:
             v = example[name].copy()
@@ -349,7 +351,10 @@ def _check(node, run, example, dynamic, rng, format, n_checks, reference, blame)
     """
     cases = [("the example", example)]
     cases += [(f"fresh input {k + 1}", _fresh(node, example, rng)) for k in range(n_checks)]
-    cases += _edge_cases(example, rng)
+    from ..table.guards import NUMPY_HANGS_ON_INF
+
+    hangs = any(n.meta.get("leapp_call") in NUMPY_HANGS_ON_INF for n in node.graph_module.graph.nodes)
+    cases += _edge_cases(example, rng, no_inf=hangs)
     if dynamic:
         cases.append((f"batch {dynamic['batch'] + 3}", _fresh(node, example, rng, batch=dynamic["batch"] + 3)))
     passed, stood_in = [], {}

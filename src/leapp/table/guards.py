@@ -14,3 +14,9 @@ from __future__ import annotations
 
 GUARDED_LINALG = frozenset({"numpy.linalg.inv", "numpy.linalg.solve", "numpy.linalg.cholesky",
                             "numpy.linalg.matrix_power"})
+
+# NumPy calls that do not return on a matrix holding inf here (OpenBLAS's gesdd loops:
+# `np.linalg.svd(np.diag([np.inf, 1.0, 1.0]))` never ends). The export check does not run NumPy
+# on ±inf inputs for a graph calling one (leapp.export.write), nor does the corpus runner.
+NUMPY_HANGS_ON_INF = frozenset({"numpy.linalg.svd", "numpy.linalg.svdvals", "numpy.linalg.pinv",
+                                "numpy.linalg.matrix_rank"})
