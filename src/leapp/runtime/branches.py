@@ -81,10 +81,10 @@ def guarded(name, args):
     if not path or not args or not isinstance(args[0], np.ndarray) or np.ndim(args[0]) < 2:
         return args
     m = args[0]
-    on = None
-    for cond, side in path:
-        c = cond if side else np.logical_not(cond)
-        on = c if on is None else np.logical_and(on, c)
+    sides = [cond if side else np.logical_not(cond) for cond, side in path]
+    on = sides[0]
+    for c in sides[1:]:
+        on = np.logical_and(on, c)
     eye = np.eye(m.shape[-1], dtype=m.dtype) if m.shape[-1] == m.shape[-2] else None
     if eye is None:  # not square: NumPy raises on every input alike
         return args
