@@ -99,15 +99,23 @@ def test_exports_to_onnx_exactly(tmp_path, what, fn, example, other):
             _same(got, want)
 
 
-def test_an_op_without_onnx_form_is_refused_at_export_naming_the_line(tmp_path):
-    cf = leapp.compile(cases.spectral_norm)
+def _refused_at_onnx(fn, call, path):
+    """``fn`` traced on a 3x3 matrix, refused at ONNX export naming ``call`` and its line, with
+    the formats that work and no file written; the compiled function and the message."""
+    cf = leapp.compile(fn)
     cf.trace(np.eye(3) + 0.1)
     with pytest.raises(ExportError) as info:
-        cf.export(tmp_path / "n.onnx")
+        cf.export(path)
     message = str(info.value)
-    line = inspect.getsourcelines(cases.spectral_norm)[1] + 1
-    assert f"numpy.linalg.norm at {cases.__file__}:{line}" in message, message
+    line = inspect.getsourcelines(fn)[1] + 1
+    assert f"{call} at {cases.__file__}:{line}" in message, message
     assert "format='torchscript' or 'pt2'" in message
+    assert os.listdir(path.parent) == []
+    return cf, message
+
+
+def test_an_op_without_onnx_form_is_refused_at_export_naming_the_line(tmp_path):
+    cf, message = _refused_at_onnx(cases.spectral_norm, "numpy.linalg.norm", tmp_path / "n.onnx")
     assert "Torch IR" not in message and "pull request" not in message and len(message.splitlines()) == 1
     assert os.listdir(tmp_path) == []
     assert cf.export(tmp_path / "n.pt2", "pt2")["checked"]["against"] == "numpy"
@@ -172,12 +180,4 @@ def test_dynamic_batch_assignment_into_some_rows_names_the_line_and_the_limitati
 
 def test_svd_is_refused_at_onnx_export_naming_the_call_and_line(tmp_path):
     # ONNX has no singular value decomposition: refused, not approximated
-    cf = leapp.compile(cases.singular_values)
-    cf.trace(np.eye(3) + 0.1)
-    with pytest.raises(ExportError) as info:
-        cf.export(tmp_path / "s.onnx")
-    message = str(info.value)
-    line = inspect.getsourcelines(cases.singular_values)[1] + 1
-    assert f"numpy.linalg.svd at {cases.__file__}:{line}" in message, message
-    assert "format='torchscript' or 'pt2'" in message
-    assert os.listdir(tmp_path) == []
+    _refused_at_onnx(cases.singular_values, "numpy.linalg.svd", tmp_path / "s.onnx")
