@@ -241,6 +241,21 @@ def merge(pending, value, /):
     return _branches().merge(held, value)
 
 
+_IMMUTABLE = (int, float, complex, bool, str, bytes, tuple, frozenset, type(None))
+
+
+def private(site, value, /):
+    """A converted branch's own copy of an array it writes into in place (``q[0] = v``, ``q *= -1``),
+    so the branch that runs after it, and every other holder, keeps the original; the copy flows out
+    through the select. A number is returned as it is (``n += 1`` rebinds it)."""
+    if isinstance(value, _IMMUTABLE):
+        return value
+    if type(value).__module__ == "numpy" or hasattr(value, "__array_ufunc__"):
+        return value.copy()
+    raise TypeError(f"{site}: leapp converted this branch to write into a copy of a NumPy array, but the "
+                    f"value is a {type(value).__name__}")
+
+
 class BranchDispatch:
     """The branch dispatchers a converted body's ``_leapp`` offers (``leapp.ast_pass.convert``):
     shared by the user's probe (``compiler.probe.Probe``) and library copies
@@ -255,3 +270,4 @@ class BranchDispatch:
     early = staticmethod(early)
     merge = staticmethod(merge)
     while_ = staticmethod(while_)
+    private = staticmethod(private)

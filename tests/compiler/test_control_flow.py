@@ -233,7 +233,7 @@ def refused_one_branch(x):
 
 
 def refused_inplace(x):
-    y = x * 1
+    y = x[1:]  # a view of the caller's array: the caller would see the update
     if y[0] < 0:
         y *= -1
     return y
@@ -257,7 +257,7 @@ def refused_call(x):
     (refused_raise, "raises: a check on data cannot run in a graph"),
     (refused_solve, "calls `np.linalg.solve`, which raises on some inputs"),
     (refused_one_branch, "`y` is assigned in one branch only"),
-    (refused_inplace, "updates `y` in place"),
+    (refused_inplace, "updates `y` in place, and `x` is a parameter (`y` may be a view of `x` (line "),
     (refused_index, "indexes `x[j]` with an array"),
     (refused_call, "kept for its side effect"),
 ])

@@ -5,8 +5,10 @@ arrays ``x`` and ``y``: assignments, ``if``/``elif``/``else`` on a reduction
 or an element compared with a constant (nested, with ``and``/``or``/``not`` and
 comparison chains), early returns, conditional expressions, bounded ``while``
 loops (``# leapp: max-iterations=N`` or ``leapp.bounded``, with a counter in
-the test so that NumPy's loop ends within the bound), and now and then a
-branch leapp must refuse (an in-place update, a write into an array, a
+the test so that NumPy's loop ends within the bound), writes and in-place updates
+in a branch into an array the function made before it (converted on a private
+copy), and now and then a
+branch leapp must refuse (an in-place update of a view the branch made, a write into one, a
 ``raise``, a ``print``, ``np.linalg.solve``, a dtype that differs between the
 branches, a ``while`` on data without a bound). ``check(seed)`` imports it twice (decorated, and with the decorator
 removed as the NumPy reference), traces on one sample and runs the *same*
@@ -73,6 +75,7 @@ class _Gen:
     names: list = field(default_factory=lambda: ["x", "y"])
     lines: list = field(default_factory=list)
     planted: str = ""
+    loops: int = 0  # inside a `while` body: a write into an array made before it is refused there
 
     def arr(self) -> str:
         r = self.rng
@@ -123,6 +126,13 @@ class _Gen:
 
     def _body(self, indent, outs, depth, arm=True) -> None:
         r = self.rng
+        own = [v for v in self.names if v not in ("x", "y")]
+        if own and not self.loops and r.random() < 0.2:
+            # an array the function made before the `if`: the branch writes on its own copy, which
+            # flows out through the select (copy-write-select)
+            w = r.choice(own)
+            self.lines.append(f"{indent}" + r.choice([f"{w} *= -1", f"{w}[0] = {w}[-1] * 0.5",
+                                                      f"{w}[1:] = {self.scalar()}", f"{w} /= 2"]))
         for v in outs:
             self.lines.append(f"{indent}{v} = {self.arr()}")
             if r.random() < 0.1:  # a copy the branch makes is its own: writing into it converts
@@ -155,7 +165,9 @@ class _Gen:
         else:
             self.lines.append(f"{indent}while {test}:  # leapp: max-iterations={bound}")
         outs = r.sample(self.names, min(len(self.names), r.randint(1, 2)))
+        self.loops += 1
         self._body(indent + "    ", outs, 1, arm=False)
+        self.loops -= 1
         self.lines.append(f"{indent}    {k} = {k} + 1")
 
     def statement(self) -> None:

@@ -22,7 +22,7 @@ from leapp.table.guards import GUARDED_LINALG
 from leapp.table.math_module import MATH_FUNCTIONS
 
 from ..dataflow import NDARRAY_METHODS
-from . import helpers, paths
+from . import helpers, owned, paths
 
 MARKER = "# leapp: converted, line "  # ends every line a conversion inserts; the number is the user's line
 _MARKED = re.compile(re.escape(MARKER) + r"\d+[ \t]*$", re.MULTILINE)
@@ -64,6 +64,7 @@ class Branch:
     params: tuple = ()  # names passed into the branch functions
     outputs: tuple = ()  # names assigned from the select
     bound: int = 0  # a bounded `while`: its most iterations
+    copies: tuple = ()  # per branch function: the names it writes into on a private copy (convert.owned)
 
     @property
     def converted(self) -> bool:
@@ -92,12 +93,17 @@ class _Refused(Exception):
 class _Checker:
     """Proves a block free of side effects and of raising; raises _Refused with the reason."""
 
-    def __init__(self, ctx, where: str, *, guarded: bool = False):
+    def __init__(self, ctx, where: str, owner=None, *, guarded: bool = False):
         self.ctx, self.where = ctx, where
         self.guarded = guarded  # an arm of a converted `if` or conditional expression: the linalg
         # calls of table.guards run there on np.where(path, m, I) (runtime.branches.guarded)
         self.arrays: set[str] = set()  # names this block made arrays
         self.fresh: set[str] = set()  # names bound, on every path to here, to an array this block made
+        self.rebound: set[str] = set()  # names this block binds, on some path to here, to a value not its own
+        # owner(name) -> None or why not: whether the block may write, on a private copy made at its
+        # start, into the value `name` had when it began (convert.owned); None: never
+        self.owner = owner
+        self.claimed: set[str] = set()  # names the block writes into on its private copy
 
     def line(self, node) -> int:
         return self.ctx.positions.start(node)[0]
@@ -131,13 +137,14 @@ class _Checker:
             self.target(s.target, s)
             self.bind([s.target], s.value)
         elif t is ast.AugAssign:
-            if self.written(s.target) not in self.fresh:
-                self.refuse(s, f"updates `{ast.unparse(s.target)}` in place, which running both branches "
-                               f"would do twice (write `{ast.unparse(s.target)} = {ast.unparse(s.target)} "
-                               f"{_OPS.get(type(s.op), '?')} ...`)")
+            text = ast.unparse(s.target)
+            self.claim(s.target, s, f"updates `{text}` in place", ", which running both branches would do "
+                       f"twice (write `{text} = {text} {_OPS.get(type(s.op), '?')} ...`)")
             self.expr(s.value)
             if not isinstance(s.target, ast.Name):
                 self.expr(s.target.value)
+            if isinstance(s.target, ast.Subscript):
+                self.index(s.target, s)
         elif t is ast.Pass:
             pass
         elif t is ast.Expr:
@@ -152,12 +159,14 @@ class _Checker:
             self.fresh &= after_body
         elif t is ast.While and not s.orelse:  # bounded on data (convert.loops checks its bound), or plain
             self.expr(s.test)
+            self.rebound |= _stored([s])
             self.fresh -= _stored([s])  # a later iteration sees what an earlier one bound
             self.block(s.body, returns="none", loops=loops + 1)
             self.fresh -= _stored([s])
         elif t is ast.For and not s.orelse:
             self.expr(s.iter)
             self.target(s.target, s)
+            self.rebound |= _stored([s])
             self.fresh -= _stored([s])
             self.block(s.body, returns="none" if returns != "any" else "any", loops=loops + 1)
             self.fresh -= _stored([s])
@@ -179,15 +188,40 @@ class _Checker:
 
     def target(self, target, stmt):
         for n in ast.walk(target):
-            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) and self.written(n) in self.fresh:
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+                self.claim(n, stmt, f"writes into `{ast.unparse(n)}`", " (an array or object shared with the "
+                           "other branch)")
                 self.expr(n.slice)
+                self.index(n, stmt)
                 continue
-            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
                 self.refuse(stmt, f"writes into `{ast.unparse(n)}` (an array or object shared with the "
                                   "other branch)")
         for n in ast.walk(target):  # x[i][j] = v: the inner read is a load, with its own index
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
                 self.expr(n)
+
+    def claim(self, target, stmt, what, shared) -> None:
+        """``target`` is written in place: the array this block made, or (``owner``) the value its name
+        had when the block began, written on the block's private copy; else refused: ``what`` and why."""
+        name = self.written(target)
+        if name in self.fresh:
+            return
+        if name is None or self.owner is None or name in self.rebound:
+            self.refuse(stmt, what + shared)
+        why = self.owner(name)
+        if why is not None:
+            self.refuse(stmt, f"{what}, and {why}")
+        self.claimed.add(name)
+        self.fresh.add(name)
+
+    def index(self, target, stmt) -> None:
+        """A write's index on data may be out of range on the other branch's inputs: NumPy raises."""
+        while isinstance(target, ast.Subscript):
+            if self.arrayish(target.slice):
+                self.refuse(stmt, f"writes into `{ast.unparse(target)}` at an index on data, which raises "
+                                  "where it is out of range on the other branch's inputs")
+            target = target.value
 
     @staticmethod
     def written(target) -> str | None:
@@ -204,6 +238,7 @@ class _Checker:
                 self.fresh.add(target.id)
             elif isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Starred)):
                 self.fresh -= names
+                self.rebound |= names
 
     def is_fresh(self, e) -> bool:
         if isinstance(e, (ast.BinOp, ast.UnaryOp)):
@@ -214,7 +249,8 @@ class _Checker:
         if q is not None and q.startswith("numpy."):
             canon = table.canonical(q)
             copies = next((k.value for k in e.keywords if k.arg == "copy"), None)
-            return canon in _FRESH and (canon != "numpy.array" or copies is None or (
+            new = canon in _FRESH or canon in owned.NEW_ARRAYS or getattr(table.lookup(q), "kind", "") == "ufunc"
+            return new and not any(k.arg == "out" for k in e.keywords) and (copies is None or (
                 isinstance(copies, ast.Constant) and copies.value is True))
         f = e.func
         return isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args and self.arrayish(f.value)
@@ -394,10 +430,17 @@ def plan_if(node: ast.If, ctx) -> Branch:
     line, col = ctx.positions.start(node)
     local = (node.lineno, node.col_offset)
     try:
-        construct, params, outputs = _plan_if(node, ctx)
+        construct, params, outputs, copies = _plan_if(node, ctx)
     except _Refused as exc:
         return Branch("if", line, col, local, "refused", str(exc))
-    return Branch(construct, line, col, local, "select", "", params, outputs)
+    return Branch(construct, line, col, local, "select", "", params, outputs, copies=copies)
+
+
+def _arm_checker(ctx, where, node, arm, facts, fn, *, guarded: bool = False) -> _Checker:
+    """A branch's checker that may write into a local array on a private copy (convert.owned);
+    ``guarded``: an arm of an `if`, where the solvers of table.guards run guarded."""
+    return _Checker(ctx, where, owner=lambda name: owned.refusal(name, node, arm, facts, fn, ctx),
+                    guarded=guarded)
 
 
 def _plan_if(node, ctx):
@@ -422,20 +465,27 @@ def _plan_if(node, ctx):
     returning = [_ends_in_return(b) for b in bodies]
     if any(returning):
         if all(returning) and orelse is not None:
+            copies = []
             for i, body in enumerate(bodies):
-                _Checker(ctx, _arm_name(i, len(arms)), guarded=True).block(body, returns="last")
+                checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
+                checker.block(body, returns="last")
+                copies.append(tuple(sorted(checker.claimed)))
             assigned = set().union(*(_stored(b) for b in bodies))
-            params = _needs(bodies, assigned)
+            params = _needs(bodies, assigned) | set().union(*map(set, copies))
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
                            ctx)
-            return "return", tuple(sorted(params)), ()
+            return "return", tuple(sorted(params)), (), tuple(copies)
         if len(arms) == 1 and orelse is None and facts.parents.get(node) is fn:
             return _plan_early(node, fn, facts, ctx)
         raise _Refused("one branch returns and another does not (put the code after the `if` in an "
                        "`else`, or return from every branch)")
+    copies = []
     for i, body in enumerate(bodies):
-        _Checker(ctx, _arm_name(i, len(arms)), guarded=True).block(body, returns="none")
-    assigned = set().union(*(_stored(b) for b in bodies))
+        checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
+        checker.block(body, returns="none")
+        copies.append(tuple(sorted(checker.claimed)))
+    written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
+    assigned = set().union(*(_stored(b) for b in bodies)) | written
     for name in sorted(assigned & facts.declared):
         raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
     everywhere = set.intersection(*(_definitely_assigned(b) for b in bodies)) if orelse else set()
@@ -446,9 +496,9 @@ def _plan_if(node, ctx):
             raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
                            f"so the other branch has no value to select (assign it before the `if`) "
                            f"(line {_first_store(facts, name, node, ctx)})")
-    params = _needs(bodies, assigned) | (set(outputs) - everywhere)
+    params = _needs(bodies, assigned) | (set(outputs) - everywhere) | written
     _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
-    return "if", tuple(sorted(params)), tuple(outputs)
+    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies)
 
 
 def _needs(bodies, assigned) -> set[str]:
@@ -486,14 +536,17 @@ def _arm_name(i, n_arms) -> str:
 def _plan_early(node, fn, facts, ctx):
     body = fn.body
     rest = body[body.index(node) + 1:]
-    _Checker(ctx, "the early-return branch").block(node.body, returns="last")
+    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn)
+    early.block(node.body, returns="last")
     if not rest or not _returns_at_end(rest):
         raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
-    _Checker(ctx, "the code after the early return").block(rest, returns="any")
-    params = _needs([node.body], _stored(node.body))
+    # the code after it runs on every input, also after the early branch ran: it writes on its own copy
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn)
+    after.block(rest, returns="any")
+    params = _needs([node.body], _stored(node.body)) | early.claimed
     _check_defined(facts, node, params | _read_locals(facts, [node.body, rest]), paths.definitely_before(facts, node),
                    ctx)
-    return "early", tuple(sorted(params)), ()
+    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), tuple(sorted(after.claimed)))
 
 
 def _returns_at_end(stmts) -> bool:

@@ -58,6 +58,17 @@ def _with_return(body, names, line):
     return body.with_changes(body=[*body.body, _stmt(f"return {_tuple(names)}", line)])
 
 
+def _with_copies(body, names, site, line):
+    """The branch body with ``q = _leapp.private(site, q)`` first for each name it writes into in
+    place: it writes on its own copy, which flows out through the select (``convert.owned``)."""
+    if not names:
+        return body
+    texts = [f"{n} = _leapp.private({site!r}, {n})" for n in names]
+    if isinstance(body, cst.SimpleStatementSuite):
+        return body.with_changes(body=[*(cst.parse_statement(t).body[0] for t in texts), *body.body])
+    return body.with_changes(body=[*(_stmt(t, line) for t in texts), *body.body])
+
+
 def _def(name, params, body, leading_lines) -> cst.FunctionDef:
     return cst.FunctionDef(name=cst.Name(name), params=cst.Parameters([cst.Param(cst.Name(p)) for p in params]),
                            body=body, leading_lines=leading_lines)
@@ -77,12 +88,15 @@ def convert_if(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel:
     params, outputs = branch.params, branch.outputs
     stem = f"__leapp_if{branch.line}_"
     defs, names = [], []
+    copies = branch.copies or ((),) * (len(arms) + (orelse is not None))
     for i, arm in enumerate(arms):
         body = _with_return(arm.body, outputs, branch.line) if values else arm.body
+        body = _with_copies(body, copies[i], sites[i], branch.line)
         defs.append(_def(f"{stem}{i}", params, body, arm.leading_lines))
         names.append(f"{stem}{i}")
     if orelse is not None:
         body = _with_return(orelse.body, outputs, branch.line) if values else orelse.body
+        body = _with_copies(body, copies[len(arms)], sites[0], branch.line)
         defs.append(_def(f"{stem}{len(arms)}", params, body, orelse.leading_lines))
         false = f"{stem}{len(arms)}"
     else:
@@ -108,10 +122,12 @@ def convert_early(node: cst.If, branch, site: str) -> cst.FlattenSentinel:
     name = f"__leapp_if{branch.line}_0"
     held = pending_name(branch)
     test = _one_line(convert_test(node.test, site))
+    body, after = branch.copies or ((), ())
     return cst.FlattenSentinel([
-        _def(name, branch.params, node.body, node.leading_lines),
+        _def(name, branch.params, _with_copies(node.body, body, site, branch.line), node.leading_lines),
         _stmt(f"{held} = _leapp.early({site!r}, {test}, {name}, {_tuple(branch.params)})", branch.line),
         _stmt(f"if {held}.taken: return {held}.value", branch.line),
+        *(_stmt(f"{n} = _leapp.private({site!r}, {n})", branch.line) for n in after),
     ])
 
 

@@ -1,0 +1,333 @@
+"""Writes and in-place updates inside branches on data (copy-write-select), through @leapp.compile.
+
+A branch that writes into an array the function itself made (``q *= -1`` after an
+eigendecomposition, ``R[:, 2] = -R[:, 2]`` on ``np.array(R0)``) converts: the branch
+works on a private copy, which flows out through the select. Each function is traced
+once and its one graph run on inputs that take every side, against NumPy, values and
+dtypes. A write the caller, a global, a closure or a live alias would see is refused,
+naming the name, the alias and the line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import leapp
+from leapp.errors import ProblemsError
+
+F32 = np.float32
+
+
+def normalize(x):
+    v = x * 1.0
+    n = np.linalg.norm(v)
+    if n > 1e-6:
+        v /= n  # float32 stays float32, as NumPy's in-place division does
+    return v
+
+
+def fix_handedness(R0):
+    R = np.array(R0)
+    if np.linalg.det(R) < 0:
+        R[:, 2] = -R[:, 2]
+    return R
+
+
+def sign_fixed_row(A):
+    M = A * 2
+    q = M[0]  # a view of M, which nothing reads after the `if`
+    if q[0] < 0:
+        q *= -1
+    return q
+
+
+def copied_param(q):
+    q = q.copy()
+    if q[0] > 0:
+        q[1] = q[0] * 2
+    return q
+
+
+def one_hot_chain(x):
+    out = np.zeros(3, x.dtype)
+    if x[0] > 0:
+        out[0] = x[0]
+    elif x[1] > 0:
+        out[1] = x[1]
+    else:
+        out[2] = 1
+    return out
+
+
+def other_side_reads_the_original(x):
+    y = x * 1
+    if x.sum() > 0:
+        y[0] = 0
+        s = y.sum()
+    else:
+        s = y.sum()  # runs after the first branch while tracing: must see y unwritten
+    return y, s
+
+
+def in_a_loop(x):
+    acc = np.zeros_like(x)
+    for i in range(3):
+        if x[i] > 0:
+            acc[i] = x[i] * 2
+    return acc
+
+
+def both_return(x):
+    y = x + 0
+    if y[0] < 0:
+        y[1] = 7
+        return y
+    else:
+        return y * 2
+
+
+def early_then_write(x):
+    y = x * 1
+    if y[0] > 5:
+        y[1] = 0  # the early branch's own copy
+        return y
+    y[0] = -1  # the code after it runs while tracing after the early branch: on its own copy too
+    return y
+
+
+def filled_from_param(x):
+    t = np.tanh(x)
+    t[1:] = x[0]  # copies x's value into t: t holds no view of x
+    if t[0] < 0:
+        t *= -1
+    return t
+
+
+def int_update(k):
+    i = k + 0
+    if i[0] < 0:
+        i += 1  # int stays int
+    return i
+
+
+def one_line(x):
+    y = x * 2
+    if y[0] < 0: y[0] = 1.0  # noqa: E701
+    return y
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+        return
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+CASES = [
+    (normalize, [np.array([3.0, 4.0], F32), np.array([0.0, 0.0], F32)]),
+    (fix_handedness, [np.eye(3), np.diag([1.0, 1.0, -1.0]), np.diag([2.0, -1.0, 1.0])]),
+    (sign_fixed_row, [np.array([[1.0, 2.0], [3.0, 4.0]], F32), np.array([[-1.0, 2.0], [3.0, 4.0]], F32)]),
+    (copied_param, [np.array([1.0, 5.0], F32), np.array([-1.0, 5.0], F32)]),
+    (one_hot_chain, [np.array([1.0, 1.0], F32), np.array([-1.0, 2.0], F32), np.array([-1.0, -2.0], F32)]),
+    (other_side_reads_the_original, [np.array([1.0, 2.0]), np.array([-1.0, -2.0])]),
+    (in_a_loop, [np.array([1.0, -2.0, 3.0], F32), np.array([-1.0, 2.0, -3.0], F32)]),
+    (both_return, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (early_then_write, [np.array([6.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (filled_from_param, [np.array([-1.0, 2.0, 3.0], F32), np.array([1.0, 2.0, 3.0], F32)]),
+    (int_update, [np.array([-3, 2]), np.array([3, 2])]),
+    (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+]
+
+
+@pytest.mark.parametrize("fn,inputs", CASES, ids=[c[0].__name__ for c in CASES])
+def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(fn, inputs):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == []
+    assert cf.source.branches and all(b.converted for b in cf.source.branches)
+    assert "_leapp.private(" in cf.source.rewritten
+    cf.trace(inputs[0])
+    for x in inputs:
+        keep = x.copy()
+        _same(cf(x), fn(x))
+        np.testing.assert_array_equal(x, keep)  # the caller's array is never written
+    assert len(cf.graphs) == 1
+
+
+def test_both_sides_of_each_example_are_taken_by_numpy():
+    # the inputs above are chosen so that NumPy itself takes each side
+    assert np.linalg.norm([3.0, 4.0]) > 1e-6 >= np.linalg.norm([0.0, 0.0])
+    assert np.linalg.det(np.eye(3)) > 0 > np.linalg.det(np.diag([1.0, 1.0, -1.0]))
+    assert {bool(x[0] > 0) for x in CASES[4][1]} == {True, False}
+
+
+def test_the_rewrite_writes_on_a_copy_that_flows_out():
+    cf = leapp.compile(fix_handedness)
+    text = cf.source.rewritten
+    assert "R = _leapp.private(" in text and "(R,) = _leapp.if_(" in text
+
+
+def test_onnx_export_of_a_branch_that_updates_in_place(tmp_path):
+    cf = leapp.compile(normalize)
+    cf(np.array([3.0, 4.0], F32))
+    cf.export(tmp_path / "normalize.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "normalize.onnx"))
+    name = session.get_inputs()[0].name
+    for x in (np.array([3.0, 4.0], F32), np.array([0.0, 0.0], F32), np.array([-1.0, 2.0], F32)):
+        (out,) = session.run(None, {name: x})
+        np.testing.assert_allclose(out, normalize(x), rtol=1e-6)
+        assert out.dtype == np.float32
+
+
+def int_half(k):
+    i = k + 0
+    if i[0] < 0:
+        i += 0.5  # NumPy: UFuncTypeError (same_kind casting); never a silent float result
+    return i
+
+
+def test_an_update_numpy_refuses_for_its_dtype_is_not_made_float():
+    with pytest.raises(Exception, match="Cannot cast ufunc 'add' output"):
+        int_half(np.array([-1, 2]))
+    for k in (np.array([-1, 2]), np.array([1, 2])):
+        with pytest.raises(Exception, match="Cannot cast ufunc 'add' output"):
+            leapp.compile(int_half)(k)
+
+
+# --- refused: who would see the write -------------------------------------------------------------
+
+
+def param_update(q):
+    if q[0] < 0:
+        q *= -1
+    return q
+
+
+def view_of_param(x):
+    v = x[:2]
+    if v[0] < 0:
+        v[0] = 0.0
+    return v
+
+
+def live_alias(x):
+    y = x * 2
+    v = y[1:]
+    if y[0] < 0:
+        y[1] = 5.0
+    return y + v.sum()
+
+
+BUFFER = np.zeros(2)
+
+
+def global_write(x):
+    if x[0] > 0:
+        BUFFER[0] = x[0]
+    return x * 1
+
+
+def closure_reads(x):
+    y = x * 1
+    total = lambda: y.sum()  # noqa: E731
+    if x[0] > 0:
+        y[0] = 0.0
+    return y + total()
+
+
+def traced_index(x):
+    y = x * 1
+    j = np.argmax(x)
+    if x[0] > 0:
+        y[j] = 0.0
+    return y
+
+
+def passed_away(x, keep):
+    y = x * 1
+    keep.append(y)
+    if x[0] > 0:
+        y[0] = 0.0
+    return y
+
+
+def unknown_value(x, keep):
+    y = keep.pop()
+    if x[0] > 0:
+        y[0] = 0.0
+    return y
+
+
+def rebound_in_branch(x):
+    y = x * 1
+    if x[0] > 0:
+        y = x[:1]  # the branch's own binding: a view of the parameter
+        y[0] = 0.0
+    return y
+
+
+def list_write(x):
+    rows = [x * 1, x * 2]
+    if x[0] > 0:
+        rows[0] = x * 3
+    return rows[0] + rows[1]
+
+
+def stored_in_a_list(x):
+    y = x * 1
+    box = list(x)
+    box[0] = y  # a list keeps y itself
+    if x[0] > 0:
+        y[0] = 0.0
+    return box[0]
+
+
+def _line(fn, k):
+    return fn.__code__.co_firstlineno + k
+
+
+@pytest.mark.parametrize("fn,words", [
+    (param_update, lambda f: f"updates `q` in place, and `q` is a parameter: the caller would see the write "
+                             f"(line {_line(f, 2)})"),
+    (view_of_param, lambda f: f"writes into `v[0]`, and `x` is a parameter (`v` may be a view of `x` "
+                              f"(line {_line(f, 1)})): the caller would see the write (line {_line(f, 3)})"),
+    (live_alias, lambda f: f"writes into `y[1]`, and `v` may be a view of `y` (line {_line(f, 2)}), read after "
+                           f"the `if`, where NumPy would show the write (line {_line(f, 4)})"),
+    (global_write, lambda f: "`BUFFER` is not a local of the function"),
+    (closure_reads, lambda f: f"`y` is read by the function defined at line {_line(f, 2)}"),
+    (traced_index, lambda f: f"writes into `y[j]` at an index on data, which raises where it is out of range "
+                             f"on the other branch's inputs (line {_line(f, 4)})"),
+    (passed_away, lambda f: f"`y` is passed to `keep.append`, which leapp cannot read at line {_line(f, 2)}"),
+    (unknown_value, lambda f: f"`y` is bound to keep.pop(...) at line {_line(f, 1)}, which leapp cannot show is "
+                              "a new array"),
+    (rebound_in_branch, lambda f: f"writes into `y[0]` (an array or object shared with the other branch) "
+                                  f"(line {_line(f, 4)})"),
+    (list_write, lambda f: f"`rows` is bound to a `list` at line {_line(f, 1)}, which leapp cannot show is a new "
+                           "array"),
+    (stored_in_a_list, lambda f: f"`box` may be a view of `y` (line {_line(f, 3)}), read after the `if`"),
+])
+def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
+    cf = leapp.compile(fn, strict=False)
+    lp202 = [d for d in cf.diagnostics if d.code == "LP202"]
+    assert len(lp202) == 1 and "leapp cannot convert it" in lp202[0].message
+    assert words(fn) in lp202[0].message, lp202[0].message
+    with pytest.raises(ProblemsError):
+        leapp.compile(fn)(np.array([1.0, 2.0]), *([[np.zeros(2)]] if fn in (passed_away, unknown_value) else []))
+
+
+def reshaped_param(x):
+    x = x.reshape(-1)  # rebound, but still a view of the caller's array
+    if x[0] < 0:
+        x[0] = 0.0
+    return x
+
+
+def test_a_parameter_rebound_to_a_view_of_itself_is_still_the_callers():
+    cf = leapp.compile(reshaped_param, strict=False)
+    (lp202,) = [d for d in cf.diagnostics if d.code == "LP202"]
+    assert "writes into `x[0]`, and `x` is a parameter: the caller would see the write" in lp202.message
