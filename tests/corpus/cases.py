@@ -92,9 +92,9 @@ transforms3d|transforms3d.quaternions.qconjugate(q)|q:quat
 transforms3d|transforms3d.quaternions.qnorm(q)|q:quat
 transforms3d|transforms3d.quaternions.qisunit(q)|q:quat
 transforms3d|transforms3d.quaternions.qinverse(q)|q:quat
-transforms3d|transforms3d.quaternions.qexp(q)|q:quat|refuse|transforms3d/quaternions.py:333|control-flow
-transforms3d|transforms3d.quaternions.qlog(q)|q:unit_quat|refuse|transforms3d/quaternions.py:360|control-flow
-transforms3d|transforms3d.quaternions.qpow(q, 2.5)|q:unit_quat|refuse|transforms3d/quaternions.py:398|control-flow
+transforms3d|transforms3d.quaternions.qexp(q)|q:quat|convert|transforms3d/quaternions.py:333|control-flow
+transforms3d|transforms3d.quaternions.qlog(q)|q:unit_quat|convert|transforms3d/quaternions.py:360|control-flow
+transforms3d|transforms3d.quaternions.qpow(q, 2.5)|q:unit_quat|convert|transforms3d/quaternions.py:398|control-flow
 transforms3d|transforms3d.quaternions.rotate_vector(v, q)|v:vec3,q:quat
 transforms3d|transforms3d.quaternions.nearly_equivalent(a, b)|a:quat,b:quat|refuse|transforms3d/quaternions.py:476|control-flow
 transforms3d|transforms3d.quaternions.axangle2quat(v, t)|v:vec3,t:angle
@@ -126,9 +126,9 @@ transforms3d|transforms3d.taitbryan.quat2euler(q)|q:unit_quat|convert|transforms
 transforms3d|transforms3d.taitbryan.euler2axangle(e[0], e[1], e[2])|e:euler|refuse|transforms3d/quaternions.py:570|control-flow
 transforms3d|transforms3d.taitbryan.axangle2euler(v, t)|v:vec3,t:angle|convert|transforms3d/taitbryan.py:209|control-flow
 # rowan
-rowan|rowan.exp(q)|q:quats|refuse|rowan/functions.py:45|control-flow
-rowan|rowan.expb(q, 2.0)|q:quats|refuse|rowan/functions.py:45|control-flow
-rowan|rowan.exp10(q)|q:quats|refuse|rowan/functions.py:45|control-flow
+rowan|rowan.exp(q)|q:quats|convert|rowan/functions.py:45|control-flow
+rowan|rowan.expb(q, 2.0)|q:quats|convert|rowan/functions.py:45|control-flow
+rowan|rowan.exp10(q)|q:quats|convert|rowan/functions.py:45|control-flow
 rowan|rowan.log(q)|q:quats|refuse|rowan/functions.py:146|control-flow
 rowan|rowan.logb(q, 3.0)|q:quats|refuse|rowan/functions.py:146|control-flow
 rowan|rowan.log10(q)|q:quats|refuse|rowan/functions.py:146|control-flow
@@ -161,7 +161,7 @@ rowan|rowan.allclose(a, b)|a:quats,b:quats
 rowan|rowan.isclose(a, b)|a:quats,b:quats
 rowan|rowan.geometry.distance(a, b)|a:quats,b:quats
 rowan|rowan.geometry.sym_distance(a, b)|a:quats,b:quats
-rowan|rowan.geometry.riemann_exp_map(a, b)|a:quats,b:quats|refuse|rowan/functions.py:45|control-flow
+rowan|rowan.geometry.riemann_exp_map(a, b)|a:quats,b:quats|convert|rowan/functions.py:45|control-flow
 rowan|rowan.geometry.riemann_log_map(a, b)|a:quats,b:quats|refuse|rowan/functions.py:299|control-flow
 rowan|rowan.geometry.intrinsic_distance(a, b)|a:quats,b:quats|refuse|rowan/functions.py:299|control-flow
 rowan|rowan.geometry.angle(q)|q:quats|refuse|rowan/functions.py:424|control-flow
@@ -173,15 +173,15 @@ pytransform3d|pytransform3d.rotations.matrix_from_quaternion(q)|q:quat|convert|p
 pytransform3d|pytransform3d.rotations.quaternion_from_matrix(m)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.rotations.axis_angle_from_matrix(m)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.rotations.compact_axis_angle_from_matrix(m)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
-pytransform3d|pytransform3d.rotations.matrix_from_axis_angle(a)|a:vec4|refuse|pytransform3d/rotations/_axis_angle.py:84|control-flow
-pytransform3d|pytransform3d.rotations.matrix_from_compact_axis_angle(a)|a:vec3|refuse|pytransform3d/rotations/_axis_angle.py:114|control-flow
-pytransform3d|pytransform3d.rotations.quaternion_from_axis_angle(a)|a:vec4|refuse|pytransform3d/rotations/_axis_angle.py:84|control-flow
-pytransform3d|pytransform3d.rotations.axis_angle_from_quaternion(q)|q:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.matrix_from_axis_angle(a)|a:vec4|convert|pytransform3d/rotations/_axis_angle.py:84|control-flow
+pytransform3d|pytransform3d.rotations.matrix_from_compact_axis_angle(a)|a:vec3|convert|pytransform3d/rotations/_axis_angle.py:114|control-flow
+pytransform3d|pytransform3d.rotations.quaternion_from_axis_angle(a)|a:vec4|convert|pytransform3d/rotations/_axis_angle.py:84|control-flow
+pytransform3d|pytransform3d.rotations.axis_angle_from_quaternion(q)|q:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.concatenate_quaternions(a, b)|a:quat,b:quat
 pytransform3d|pytransform3d.rotations.q_conj(q)|q:quat
 pytransform3d|pytransform3d.rotations.q_prod_vector(q, v)|q:quat,v:vec3|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_dist(a, b)|a:quat,b:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.quaternion_diff(a, b)|a:quat,b:quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
+pytransform3d|pytransform3d.rotations.quaternion_diff(a, b)|a:quat,b:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.cross_product_matrix(v)|v:vec3
 pytransform3d|pytransform3d.rotations.norm_vector(v)|v:vec3|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.angle_between_vectors(a, b)|a:vec3,b:vec3
@@ -196,8 +196,8 @@ pytransform3d|pytransform3d.rotations.matrix_from_euler(e, 0, 1, 2, True)|e:eule
 pytransform3d|pytransform3d.rotations.euler_from_matrix(m, 0, 1, 2, True)|m:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_from_euler(e, 2, 1, 0, False)|e:euler
 pytransform3d|pytransform3d.rotations.euler_from_quaternion(q, 2, 1, 0, False)|q:unit_quat|refuse|pytransform3d/rotations/_utils.py:44|control-flow
-pytransform3d|pytransform3d.rotations.norm_axis_angle(a)|a:vec4|refuse|pytransform3d/rotations/_axis_angle.py:84|control-flow
-pytransform3d|pytransform3d.rotations.compact_axis_angle(a)|a:vec4|refuse|pytransform3d/rotations/_axis_angle.py:84|control-flow
+pytransform3d|pytransform3d.rotations.norm_axis_angle(a)|a:vec4|convert|pytransform3d/rotations/_axis_angle.py:84|control-flow
+pytransform3d|pytransform3d.rotations.compact_axis_angle(a)|a:vec4|convert|pytransform3d/rotations/_axis_angle.py:84|control-flow
 pytransform3d|pytransform3d.rotations.mrp_from_quaternion(q)|q:unit_quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
 pytransform3d|pytransform3d.rotations.quaternion_from_mrp(p)|p:vec3
 pytransform3d|pytransform3d.rotations.quaternion_xyzw_from_wxyz(q)|q:quat|convert|pytransform3d/rotations/_utils.py:44|control-flow
@@ -253,7 +253,7 @@ modern_robotics|modern_robotics.ScrewToAxis(q, s, 0.5)|q:vec3,s:vec3
 modern_robotics|modern_robotics.AxisAng6(v)|v:vec6
 modern_robotics|modern_robotics.MatrixExp6(modern_robotics.VecTose3(v))|v:vec6|convert|modern_robotics/core.py:360|control-flow
 modern_robotics|modern_robotics.MatrixLog6(t)|t:hom|convert|modern_robotics/core.py:162|control-flow
-modern_robotics|modern_robotics.ProjectToSO3(m)|m:mat3|refuse|modern_robotics/core.py:427|control-flow
+modern_robotics|modern_robotics.ProjectToSO3(m)|m:mat3|convert|modern_robotics/core.py:427|control-flow
 modern_robotics|modern_robotics.DistanceToSO3(m)|m:rot|refuse|modern_robotics/core.py:475|control-flow
 modern_robotics|modern_robotics.FKinSpace(MR_M, MR_SLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
 modern_robotics|modern_robotics.FKinBody(MR_M, MR_BLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
@@ -287,7 +287,7 @@ ahrs|ahrs.common.orientation.acc2q(a)|a:vec3|refuse|ahrs/common/orientation.py:8
 ahrs|ahrs.common.orientation.am2angles(a[None], m[None])|a:vec3,m:vec3|refuse|ahrs/common/orientation.py:864|state
 ahrs|ahrs.common.orientation.chiaverini(r)|r:rot|refuse|ahrs/common/orientation.py:1003|control-flow
 ahrs|ahrs.common.orientation.hughes(r)|r:rot|refuse|ahrs/common/orientation.py:1095|control-flow
-ahrs|ahrs.common.orientation.sarabandi(r)|r:rot|refuse|ahrs/common/orientation.py:1280|control-flow
+ahrs|ahrs.common.orientation.sarabandi(r)|r:rot|convert|ahrs/common/orientation.py:1280|control-flow
 ahrs|ahrs.common.orientation.itzhack(r)|r:rot|refuse|ahrs/common/orientation.py:1570|untraced
 ahrs|ahrs.common.orientation.shepperd(r)|r:rot|convert|ahrs/common/orientation.py:1711|control-flow
 ahrs|ahrs.common.mathfuncs.cosd(x)|x:angles

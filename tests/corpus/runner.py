@@ -116,6 +116,12 @@ NONFINITE_LINALG = frozenset("numpy.linalg." + f for f in
 from leapp.table.guards import NUMPY_HANGS_ON_INF  # noqa: E402
 
 
+def holds_inf(args) -> bool:
+    """Whether any floating argument holds ±inf (NumPy's svd would not return on it)."""
+    return any(np.issubdtype(np.asarray(a).dtype, np.inexact) and np.isinf(np.asarray(a)).any()
+               for a in flatten(args))
+
+
 def numpy_hangs_on_inf(graph_modules) -> bool:
     """Whether a graph calls one of NUMPY_HANGS_ON_INF."""
     return any(n.meta.get("leapp_call") in NUMPY_HANGS_ON_INF for gm in graph_modules for n in gm.graph.nodes)
@@ -232,8 +238,7 @@ def _compare_all(run, compare, plain, fft=False, linalg=False, hangs=False):
     (see ``differs``)."""
     checked = 0
     for name, args in compare:
-        if hangs and any(np.issubdtype(np.asarray(a).dtype, np.inexact) and np.isinf(np.asarray(a)).any()
-                         for a in flatten(args)):
+        if hangs and holds_inf(args):
             continue  # NumPy itself would not return (NUMPY_HANGS_ON_INF)
         want = reference(plain, args)
         if want is None:
@@ -283,9 +288,11 @@ def branches_taken(cf, plain, inputs) -> tuple:
     conversions = getattr(cf, "_probe", None) and cf._probe.library
     if conversions is None or not any(c is not None and c.arms for c in conversions.wanted.values()):
         return ()
+    hangs = numpy_hangs_on_inf(cf.graphs)  # the library runs as NumPy here: no ±inf into its svd
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return tuple(f"{name}: {', '.join(conversions.taken(plain, _copy(args)))}" for name, args in inputs)
+        return tuple(f"{name}: {', '.join(conversions.taken(plain, _copy(args)))}" for name, args in inputs
+                     if not (hangs and holds_inf(args)))
 
 
 def stage_seed(case, module):
@@ -375,12 +382,28 @@ def run_case(case, module, directory, stages=STAGES):
     return outcomes
 
 
+# Cases whose ONNX file onnxruntime computes differently from NumPy, caught by the export check
+# and refused ("nothing was written"), each with what was measured. Such a case must be refused
+# that way; one whose file becomes exact fails until it is taken off (the list only shrinks).
+ONNX_DISAGREES = {
+    "rowan__exp": "float64 q of shape (4,), its branches converted: onnxruntime's file is 1.8e-09 off "
+                  "NumPy in e * cos(norm) (the FX graph and TorchScript are exact; the float64 sin/cos "
+                  "lowering alone is exact to 2.2e-16 on [-10, 10]); cause not found yet",
+}
+_ONNX_CHECK_REFUSAL = re.compile(r"the onnx file of node .* disagrees with NumPy .*nothing was written", re.S)
+
+
 def label_holds(case, outcomes):
     """A sentence per stage whose outcome breaks the case's label (empty when the label holds)."""
     broken = []
     for stage in outcomes:
         got = outcomes[stage]
         traces = case.label == "trace" or (case.label == "convert" and stage != "seed")
+        if traces and stage == "onnx" and case.id in ONNX_DISAGREES:
+            if got.status != NOLINE or not _ONNX_CHECK_REFUSAL.search(got.detail):
+                broken.append(f"onnx: {got.status} {got.detail} (listed in ONNX_DISAGREES: "
+                              f"{ONNX_DISAGREES[case.id]})")
+            continue
         if traces:
             # ONNX may refuse an op it has no translation for, naming the line (never silently)
             want = (EXACT, REFUSED) if stage == "onnx" else (EXACT,)
