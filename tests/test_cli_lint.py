@@ -34,7 +34,7 @@ PREP = dedent('''
 
 GOLDEN = dedent('''
     prep.py:9:13: LP204 `math.sqrt(x.var())` applies `math.sqrt` to an array: it converts to a Python float and leaves the graph.
-    prep.py:10:8: LP202 `if` test on an array expression `y.mean() > 0`: the branch taken while tracing is frozen into the graph. leapp cannot convert it: the `if` branch writes into `BUF[:]` (an array or object shared with the other branch) (line 11). Use `np.where(cond, a, b)` to select values, or decide outside the traced code.
+    prep.py:10:8: LP202 `if` test on an array expression `y.mean() > 0`: the branch taken while tracing is frozen into the graph. leapp cannot convert it: the `if` branch writes into `BUF[:]`, and `BUF` is not a local of the function (a global or a name of an enclosing function): code outside it would see the write (line 11). Use `np.where(cond, a, b)` to select values, or decide outside the traced code.
     prep.py:11:9: LP302 `BUF[:]` writes into the module-level array `BUF` from traced code: the graph cannot see writes into arrays it did not create. Return the new values instead.
     prep.py:12:12: LP205 `max(y, 0.0)` uses Python's `max` on an array: it compares arrays with `bool()`. Use `np.maximum` instead.
     prep.py:12:26: LP301 `numpy.random.normal` in traced code: random numbers drawn while tracing would be frozen into the graph as a constant: every later call would reuse the same noise. Instead: draw noise outside the traced function and pass it in as an input.
