@@ -189,10 +189,11 @@ def chain(site, first, *rest):
 class Pending:
     """An early ``return`` whose test may be traced: taken (a plain true test), or held for a select."""
 
-    __slots__ = ("taken", "value", "test", "site")
+    __slots__ = ("taken", "value", "test", "site", "path_entry")
 
     def __init__(self, taken, value, test=None, site=None):
         self.taken, self.value, self.test, self.site = taken, value, test, site
+        self.path_entry = None  # runtime.branches: the (test, False) the code after it runs under
 
 
 _NOT_TAKEN = Pending(False, None)

@@ -63,10 +63,10 @@ def branches(body: str, params: str = "x"):
     return y
     """, "draws random numbers"),
     ("""\
-    if x.sum() > 0:
-        return x
-    return np.linalg.inv(x)
-    """, "raises on some inputs (a singular matrix)"),  # in an arm it runs guarded; after an early return, not
+    while x.sum() > 0:  # leapp: max-iterations=3
+        x = np.linalg.inv(x) - 1
+    return x
+    """, "raises on some inputs (a singular matrix)"),  # in arms and around early returns it runs guarded; in a loop, not
     ("""\
     if x.sum() > 0:
         x = np.clip(x, 0, 1, out=x)

@@ -220,10 +220,11 @@ def refused_raise(m):
     return m
 
 
-def refused_solve(m, b):  # in an arm it runs guarded (test_guarded_select.py); after an early return, not
-    if np.linalg.det(m) == 0:
-        return b
-    return np.linalg.solve(m, b)
+def refused_solve(m, b):  # in arms and around early returns it runs guarded (test_guarded_select.py)
+    while b.sum() < 3:  # leapp: max-iterations=4
+        # (a loop body runs again once the loop has stopped: no path guards it)
+        b = np.linalg.solve(m, b) + 1
+    return b
 
 
 def refused_one_branch(x):

@@ -96,10 +96,27 @@ def test_the_guard_is_what_keeps_the_singular_side_out_of_inv(monkeypatch):
         cf(REGULAR, np.array([1.0, 2.0]))
 
 
-def test_outside_a_converted_arm_the_solvers_still_refuse():
-    # the code after an early return runs on every input too, but no path guards it there
+def solve_unless_singular(m, v):
+    if np.linalg.det(m) == 0:
+        return v
+    return np.linalg.inv(m) @ v
+
+
+def test_the_code_after_an_early_return_runs_guarded_by_its_negated_test():
+    # the code after an early return runs on every input, also on those that returned: inv sees
+    # np.where(~test, m, I) there, so a singular matrix that returned early never reaches it
+    # (deleting the path entry in runtime.branches.early fails here: the zeros input's inv raises)
+    cf = leapp.compile(solve_unless_singular)
+    v = np.array([1.0, 2.0])
+    _agree(cf, solve_unless_singular, [(REGULAR, v), (SINGULAR, v), (np.zeros((2, 2)), -v), (np.eye(2) * 4, v)])
+    assert len(cf.graphs) == 1
+    assert "early `return` converted to a select" in cf.format_report()
+
+
+def test_in_a_loop_body_the_solvers_still_refuse():
+    # a bounded while's body runs again on inputs whose loop has stopped: no path guards it there
     source = "\n".join(["import numpy as np", "# leapp: trace", "def f(m, v):",
-                        "    if np.linalg.det(m) == 0:", "        return v",
-                        "    return np.linalg.inv(m) @ v", ""])
+                        "    while v.sum() < 3:  # leapp: max-iterations=4",
+                        "        v = np.linalg.solve(m, v) + 1", "    return v", ""])
     found = [d for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
     assert found and "raises on some inputs" in found[0].message

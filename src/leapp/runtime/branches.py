@@ -60,15 +60,21 @@ def if_(site, test, true_fn, false_fn, args):
 def _on_path(cond, side: bool):
     """The code running now is a converted arm, run on every input: ``cond`` is ``side`` on the
     inputs that take it (``guarded`` reads the stack)."""
-    trace = state.current()
-    path = getattr(trace, "path", None)
-    if path is None:
-        path = trace.path = []
-    path.append((cond, side))
+    path = _path(state.current())
+    entry = (cond, side)
+    path.append(entry)
     try:
         yield
     finally:
-        path.pop()
+        path[:] = [e for e in path if e is not entry]  # by identity: a test is an array
+
+
+def _path(trace) -> list:
+    """The trace's stack of (test, side) the code running now is guarded by (``guarded``)."""
+    path = getattr(trace, "path", None)
+    if path is None:
+        path = trace.path = []
+    return path
 
 
 def guarded(name, args):
@@ -246,9 +252,13 @@ def early(site, test, body, args):
         return Pending(True, body(*args)) if test else Pending(False, None)
     cond = _test(site, test)
     taken = concrete(cond)
-    with np.errstate(all="ignore"), untaken(not taken):
+    with np.errstate(all="ignore"), untaken(not taken), _on_path(cond, True):
         value = body(*args)
     pending = Pending(False, value, cond, site)
+    # the code after it, up to the merging `return`, runs on every input and counts for those that
+    # do not take it: its guarded solvers see (cond, False) until ``merge`` takes it off the path
+    pending.path_entry = (cond, False)
+    _path(state.current()).append(pending.path_entry)
     if taken:  # the code after it, up to the merging `return`, is the side the input does not take
         trace = state.current()
         trace.untaken = getattr(trace, "untaken", 0) + 1
@@ -259,6 +269,10 @@ def early(site, test, body, args):
 def merge(held, value):
     """The first held early return whose test is true wins: fold from the last one back."""
     trace = state.current()
+    path = getattr(trace, "path", None) if trace is not None else None
+    if path:
+        entries = [p.path_entry for p in held if p.path_entry is not None]
+        path[:] = [e for e in path if not any(e is entry for entry in entries)]
     marked = getattr(trace, "after_taken", ()) if trace is not None else ()
     if marked:  # the return that ends the code after those early returns
         trace.after_taken = [m for m in marked if not any(m is p for p in held)]

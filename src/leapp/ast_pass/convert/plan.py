@@ -536,12 +536,14 @@ def _arm_name(i, n_arms) -> str:
 def _plan_early(node, fn, facts, ctx):
     body = fn.body
     rest = body[body.index(node) + 1:]
-    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn)
+    # both sides run guarded: the early branch under its test, the code after it under its negation
+    # (runtime.branches.early puts it on the path until the merging return)
+    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn, guarded=True)
     early.block(node.body, returns="last")
     if not rest or not _returns_at_end(rest):
         raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
     # the code after it runs on every input, also after the early branch ran: it writes on its own copy
-    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn)
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
     after.block(rest, returns="any")
     params = _needs([node.body], _stored(node.body)) | early.claimed
     _check_defined(facts, node, params | _read_locals(facts, [node.body, rest]), paths.definitely_before(facts, node),

@@ -268,9 +268,9 @@ class ArrayTruthTest(Rule):
             import numpy as np
             # leapp: trace
             def f(m, b):
-                if np.linalg.det(m) == 0:
-                    return b
-                return np.linalg.solve(m, b)  # in an arm it would run guarded; here it runs on every input
+                while b.sum() < 3:  # leapp: max-iterations=4
+                    b = np.linalg.solve(m, b) + 1  # runs again on inputs whose loop has stopped
+                return b
             """), line=4),
         Invalid(src("""
             import numpy as np
