@@ -318,3 +318,43 @@ def test_onnx_export_of_a_converted_function_agrees_with_numpy(tmp_path):
     for p in (phase, np.array([0.9, 0.7], F32)):
         (out,) = session.run(None, dict(zip(names, (p, x), strict=True)))
         np.testing.assert_allclose(out, gait(p, x), rtol=1e-6)
+
+
+def refused_tuple_index(x, y):
+    j = (y.sum() * 2).astype(np.int64)
+    if j < 3:
+        z = x[j, 0] * 1.0  # j is 3 or more on the other branch's inputs: NumPy raises there
+    else:
+        z = x[0, 0] * 2.0
+    return z
+
+
+def test_an_index_on_data_inside_a_tuple_is_refused_at_its_line():
+    # each element of a tuple index counts (it was the whole tuple only, and `x[j, 0]` converted;
+    # the default check then refused it as "the graph took a path", naming no property)
+    from leapp.errors import ProblemsError
+
+    cf = leapp.compile(refused_tuple_index)
+    with pytest.raises(ProblemsError, match=r"indexes `x\[j, 0\]` with an array, which can be out of range"):
+        cf(np.arange(12.0).reshape(3, 4), np.array([0.5, 0.2]))
+
+
+def normalised_where_nonzero(q):
+    norms = np.sqrt((q[:, 1:] ** 2).sum(axis=-1))
+    nonzero = norms > 1e-6
+    out = np.zeros(q.shape)
+    if np.any(nonzero):
+        out[nonzero, 1:] = q[nonzero, 1:] / norms[nonzero, np.newaxis]
+    return out
+
+
+def test_a_boolean_mask_in_a_branch_converts():
+    # a mask's shape is static: it raises on every input alike or on none, so it may index in an
+    # arm (rowan's exp/log pattern); the values are NumPy's on inputs that take either side
+    cf = leapp.compile(normalised_where_nonzero)
+    rng = np.random.default_rng(3)
+    inputs = [rng.normal(size=(5, 4)), np.zeros((5, 4)), np.r_[rng.normal(size=(2, 4)), np.zeros((3, 4))]]
+    for q in inputs:
+        _same(cf(q), normalised_where_nonzero(q))
+    assert len(cf.graphs) == 1
+    assert "`if` statement converted to a select" in cf.format_report()

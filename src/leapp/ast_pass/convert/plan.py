@@ -215,10 +215,18 @@ class _Checker:
         self.claimed.add(name)
         self.fresh.add(name)
 
+    def on_data(self, index) -> bool:
+        """Whether an index holds an integer index on data, which may be out of range on the other
+        branch's inputs (NumPy raises there). Each element of a tuple counts (``e[j, 0]``); a boolean
+        mask does not: its shape is static, so it raises on every input alike or on none."""
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        is_mask = getattr(self.ctx, "is_mask", None)
+        return any(self.arrayish(p) and not (is_mask is not None and is_mask(p)) for p in parts)
+
     def index(self, target, stmt) -> None:
         """A write's index on data may be out of range on the other branch's inputs: NumPy raises."""
         while isinstance(target, ast.Subscript):
-            if self.arrayish(target.slice):
+            if self.on_data(target.slice):
                 self.refuse(stmt, f"writes into `{ast.unparse(target)}` at an index on data, which raises "
                                   "where it is out of range on the other branch's inputs")
             target = target.value
@@ -261,7 +269,7 @@ class _Checker:
             t = type(n)
             if isinstance(n, ast.Call):
                 self.call(n)
-            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.arrayish(n.slice) \
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.on_data(n.slice) \
                     and self.ctx.scope.qualname(n.value) not in _CONCATENATORS:
                 self.refuse(n, f"indexes `{ast.unparse(n)}` with an array, which can be out of range "
                                "on the other branch's inputs")
