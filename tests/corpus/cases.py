@@ -129,14 +129,14 @@ transforms3d|transforms3d.taitbryan.axangle2euler(v, t)|v:vec3,t:angle|convert|t
 rowan|rowan.exp(q)|q:quats|convert|rowan/functions.py:45|control-flow
 rowan|rowan.expb(q, 2.0)|q:quats|convert|rowan/functions.py:45|control-flow
 rowan|rowan.exp10(q)|q:quats|convert|rowan/functions.py:45|control-flow
-rowan|rowan.log(q)|q:quats|refuse|rowan/functions.py:146|control-flow
-rowan|rowan.logb(q, 3.0)|q:quats|refuse|rowan/functions.py:146|control-flow
-rowan|rowan.log10(q)|q:quats|refuse|rowan/functions.py:146|control-flow
-rowan|rowan.power(q, 3)|q:quats|refuse|rowan/functions.py:146|control-flow
+rowan|rowan.log(q)|q:quats|refuse|rowan/functions.py:154|escape
+rowan|rowan.logb(q, 3.0)|q:quats|refuse|rowan/functions.py:154|escape
+rowan|rowan.log10(q)|q:quats|refuse|rowan/functions.py:154|escape
+rowan|rowan.power(q, 3)|q:quats|refuse|rowan/functions.py:154|escape
 rowan|rowan.conjugate(q)|q:quats
-rowan|rowan.inverse(q)|q:quats|refuse|rowan/functions.py:299|control-flow
+rowan|rowan.inverse(q)|q:quats|convert|rowan/functions.py:299|control-flow
 rowan|rowan.multiply(a, b)|a:quats,b:quats
-rowan|rowan.divide(a, b)|a:quats,b:quats|refuse|rowan/functions.py:299|control-flow
+rowan|rowan.divide(a, b)|a:quats,b:quats|convert|rowan/functions.py:299|control-flow
 rowan|rowan.norm(q)|q:quats
 rowan|rowan.normalize(q)|q:quats
 rowan|rowan.is_unit(q)|q:quats
@@ -162,8 +162,8 @@ rowan|rowan.isclose(a, b)|a:quats,b:quats
 rowan|rowan.geometry.distance(a, b)|a:quats,b:quats
 rowan|rowan.geometry.sym_distance(a, b)|a:quats,b:quats
 rowan|rowan.geometry.riemann_exp_map(a, b)|a:quats,b:quats|convert|rowan/functions.py:45|control-flow
-rowan|rowan.geometry.riemann_log_map(a, b)|a:quats,b:quats|refuse|rowan/functions.py:299|control-flow
-rowan|rowan.geometry.intrinsic_distance(a, b)|a:quats,b:quats|refuse|rowan/functions.py:299|control-flow
+rowan|rowan.geometry.riemann_log_map(a, b)|a:quats,b:quats|refuse|rowan/functions.py:154|escape
+rowan|rowan.geometry.intrinsic_distance(a, b)|a:quats,b:quats|refuse|rowan/functions.py:154|escape
 rowan|rowan.geometry.angle(q)|q:quats|refuse|rowan/functions.py:424|control-flow
 rowan|rowan.interpolate.slerp(a, b, t)|a:quats,b:quats,t:unit_interval|refuse|rowan/functions.py:424|control-flow
 rowan|rowan.calculus.derivative(q, v)|q:quats,v:vecs3|refuse|rowan/functions.py:424|control-flow

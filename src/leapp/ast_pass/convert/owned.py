@@ -162,7 +162,7 @@ class _Flows:
     def sources(self, e) -> tuple[set, str | None]:
         """Names whose array ``e``'s value may be or share memory with, and the text of a call whose
         result leapp cannot show is new (None when there is none)."""
-        self.unknown = None
+        self.unknown: str | None = None
         names = self._src(e)
         return names, self.unknown
 

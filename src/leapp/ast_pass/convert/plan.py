@@ -16,6 +16,7 @@ import ast
 import builtins
 import re
 from dataclasses import dataclass
+from typing import NoReturn
 
 from leapp import table
 from leapp.table.guards import GUARDED_LINALG
@@ -108,7 +109,7 @@ class _Checker:
     def line(self, node) -> int:
         return self.ctx.positions.start(node)[0]
 
-    def refuse(self, node, what):
+    def refuse(self, node, what) -> NoReturn:
         raise _Refused(f"{self.where} {what} (line {self.line(node)})")
 
     def arrayish(self, e) -> bool:
@@ -328,7 +329,7 @@ class _HelperChecker(_Checker):
             return  # what it raises is built only when it raises, which is while tracing
         super().stmt(s, returns=returns, loops=loops)
 
-    def refuse(self, node, what):
+    def refuse(self, node, what) -> NoReturn:
         raise _Refused(f"{self.where} {what} (line {self.line(node)})")
 
 

@@ -65,7 +65,7 @@ def _with_copies(body, names, site, line):
         return body
     texts = [f"{n} = _leapp.private({site!r}, {n})" for n in names]
     if isinstance(body, cst.SimpleStatementSuite):
-        return body.with_changes(body=[*(cst.parse_statement(t).body[0] for t in texts), *body.body])
+        return body.with_changes(body=[*(cast(cst.SimpleStatementLine, cst.parse_statement(t)).body[0] for t in texts), *body.body])
     return body.with_changes(body=[*(_stmt(t, line) for t in texts), *body.body])
 
 
