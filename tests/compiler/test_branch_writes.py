@@ -117,6 +117,32 @@ def one_line(x):
     return y
 
 
+def loop_then_write(x):
+    if x[0] > 5:
+        return x * 0.0
+    t = x * 2
+    k = np.zeros((), x.dtype)
+    while t.sum() < 10 and k < 3:  # leapp: max-iterations=3
+        t = t + 1  # every iteration binds t to a new array: after the loop t is still the function's
+        k = k + 1
+    if t[0] < 0:
+        t[0] = 0.0
+    return t
+
+
+def made_before_then_loop(x):
+    t = x * 2  # made before the early return: the code after it writes on its own copy
+    if x[0] > 5:
+        return np.tanh(t)
+    k = np.zeros((), x.dtype)
+    while t.sum() < 10 and k < 3:  # leapp: max-iterations=3
+        t = t + 1
+        k = k + 1
+    if t[0] < 0:
+        t[0] = 0.0
+    return t
+
+
 def _same(got, want):
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want)
@@ -140,6 +166,10 @@ CASES = [
     (filled_from_param, [np.array([-1.0, 2.0, 3.0], F32), np.array([1.0, 2.0, 3.0], F32)]),
     (int_update, [np.array([-3, 2]), np.array([3, 2])]),
     (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (made_before_then_loop, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
+                             np.array([-1.0, 0.5], F32)]),
+    (loop_then_write, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
+                       np.array([-1.0, 0.5], F32)]),
 ]
 
 
@@ -287,6 +317,17 @@ def stored_in_a_list(x):
     return box[0]
 
 
+def loop_binds_an_alias(x):
+    t = x * 2
+    k = np.zeros((), x.dtype)
+    while t.sum() < 10 and k < 3:  # leapp: max-iterations=3
+        t = x  # after the loop t may be the caller's array
+        k = k + 1
+    if t[0] < 0:
+        t[0] = 0.0
+    return t
+
+
 def _line(fn, k):
     return fn.__code__.co_firstlineno + k
 
@@ -310,6 +351,8 @@ def _line(fn, k):
     (list_write, lambda f: f"`rows` is bound to a `list` at line {_line(f, 1)}, which leapp cannot show is a new "
                            "array"),
     (stored_in_a_list, lambda f: f"`box` may be a view of `y` (line {_line(f, 3)}), read after the `if`"),
+    (loop_binds_an_alias, lambda f: f"writes into `t[0]`, and `x` is a parameter (`t` may be a view of `x` "
+                                    f"(line {_line(f, 4)})): the caller would see the write (line {_line(f, 7)})"),
 ])
 def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
     cf = leapp.compile(fn, strict=False)

@@ -160,17 +160,11 @@ class _Checker:
             self.fresh &= after_body
         elif t is ast.While and not s.orelse:  # bounded on data (convert.loops checks its bound), or plain
             self.expr(s.test)
-            self.rebound |= _stored([s])
-            self.fresh -= _stored([s])  # a later iteration sees what an earlier one bound
-            self.block(s.body, returns="none", loops=loops + 1)
-            self.fresh -= _stored([s])
+            self.loop_body(s, s.body, "none", loops)
         elif t is ast.For and not s.orelse:
             self.expr(s.iter)
             self.target(s.target, s)
-            self.rebound |= _stored([s])
-            self.fresh -= _stored([s])
-            self.block(s.body, returns="none" if returns != "any" else "any", loops=loops + 1)
-            self.fresh -= _stored([s])
+            self.loop_body(s, s.body, "none" if returns != "any" else "any", loops)
         elif t in (ast.Break, ast.Continue):
             if not loops:
                 self.refuse(s, f"has a `{t.__name__.lower()}` out of the branch")
@@ -186,6 +180,20 @@ class _Checker:
             self.refuse(s, "asserts on data")
         else:
             self.refuse(s, f"has a `{t.__name__}` statement")
+
+    def loop_body(self, loop, body, returns, loops) -> None:
+        """A loop's body, checked from the state a later iteration may start in: every name the loop
+        binds is not yet fresh there (an earlier iteration bound it). After the loop a name it binds
+        is fresh when it was fresh before it (no iteration ran) and at the end of the body: that
+        end state, from the least fresh start, holds in every iteration."""
+        stored = _stored([loop])
+        before, prior = set(self.fresh), set(self.rebound)
+        self.rebound |= stored
+        self.fresh -= stored
+        self.block(body, returns=returns, loops=loops + 1)
+        # a name every iteration binds to a new array is not rebound to another's value by the loop
+        self.rebound -= (stored & self.fresh) - prior
+        self.fresh = (self.fresh - stored) | (before & self.fresh & stored)
 
     def target(self, target, stmt):
         for n in ast.walk(target):
