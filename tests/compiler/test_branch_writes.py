@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from agree import same
 
 import leapp
 from leapp.errors import ProblemsError
@@ -144,13 +145,7 @@ def made_before_then_loop(x):
 
 
 def _same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
-            _same(g, w)
-        return
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
-    assert np.asarray(got).dtype == np.asarray(want).dtype
+    same(got, want, rtol=1e-6, atol=1e-6)
 
 
 CASES = [

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from agree import same
 
 import leapp
 from leapp.errors import EscapeError, ProblemsError, UnsupportedArgumentError
@@ -36,13 +37,7 @@ def _inputs(shape):
 
 
 def _same(got, want):
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
-            _same(g, w)
-        return
-    assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype, (got, want)
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    same(got, want, rtol=1e-12, atol=1e-300)
 
 
 def norm_of_items(v):
