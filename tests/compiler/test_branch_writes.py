@@ -144,6 +144,24 @@ def made_before_then_loop(x):
     return t
 
 
+def astype_then_write(x):
+    if x[0] > 5:
+        return x * 0.0
+    t = x.astype(x.dtype)  # astype copies (copy=True by default): t is the function's own
+    if t[0] < 0:
+        t[0] = 0.0
+    return t
+
+
+def chosen_then_write(x):
+    if x[0] > 5:
+        return x * 0.0
+    t = x * 2 if x[1] > 0 else np.abs(x)  # either arm makes a new array
+    if t[0] < 1:
+        t /= 2
+    return t
+
+
 def _same(got, want):
     same(got, want, rtol=1e-6, atol=1e-6)
 
@@ -165,6 +183,9 @@ CASES = [
                              np.array([-1.0, 0.5], F32)]),
     (loop_then_write, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
                        np.array([-1.0, 0.5], F32)]),
+    (astype_then_write, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-1.0, 0.5], F32)]),
+    (chosen_then_write, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([0.25, -0.5], F32),
+                         np.array([3.0, -4.0], F32)]),
 ]
 
 
@@ -323,6 +344,13 @@ def loop_binds_an_alias(x):
     return t
 
 
+def astype_no_copy(x):
+    t = x.astype(x.dtype, copy=False)  # hands back x itself: a write would reach the caller
+    if t[0] < 0:
+        t[0] = 0.0
+    return t
+
+
 def _line(fn, k):
     return fn.__code__.co_firstlineno + k
 
@@ -348,6 +376,8 @@ def _line(fn, k):
     (stored_in_a_list, lambda f: f"`box` may be a view of `y` (line {_line(f, 3)}), read after the `if`"),
     (loop_binds_an_alias, lambda f: f"writes into `t[0]`, and `x` is a parameter (`t` may be a view of `x` "
                                     f"(line {_line(f, 4)})): the caller would see the write (line {_line(f, 7)})"),
+    (astype_no_copy, lambda f: f"`t` is bound to x.astype(...) at line {_line(f, 1)}, which leapp cannot show is "
+                               "a new array"),
 ])
 def test_a_write_someone_else_would_see_is_refused_naming_who(fn, words):
     cf = leapp.compile(fn, strict=False)

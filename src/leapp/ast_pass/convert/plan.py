@@ -260,6 +260,8 @@ class _Checker:
     def is_fresh(self, e) -> bool:
         if isinstance(e, (ast.BinOp, ast.UnaryOp)):
             return True  # arithmetic makes a new array (or an immutable number)
+        if isinstance(e, ast.IfExp):  # either arm's value (or, converted, a select of both)
+            return self.is_fresh(e.body) and self.is_fresh(e.orelse)
         if not isinstance(e, ast.Call):
             return False
         q = self.ctx.call_name(e)
@@ -270,7 +272,14 @@ class _Checker:
             return new and not any(k.arg == "out" for k in e.keywords) and (copies is None or (
                 isinstance(copies, ast.Constant) and copies.value is True))
         f = e.func
-        return isinstance(f, ast.Attribute) and f.attr == "copy" and not e.args and self.arrayish(f.value)
+        if not (isinstance(f, ast.Attribute) and self.arrayish(f.value)):
+            return False
+        if f.attr == "copy":
+            return not e.args
+        if f.attr == "astype":  # copies unless told `copy=False` (then it may hand back its receiver)
+            copies = next((k.value for k in e.keywords if k.arg == "copy"), None)
+            return len(e.args) == 1 and (copies is None or (isinstance(copies, ast.Constant) and copies.value is True))
+        return False
 
     # --- expressions --------------------------------------------------------
     def expr(self, e):
