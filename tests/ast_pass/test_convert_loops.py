@@ -120,6 +120,16 @@ def test_a_refused_loop_names_the_property_that_failed(body, words):
         x = x / 2
     return x
     """, 5, ("x",)),
+    ("""\
+    while x.max() > 1:  # leapp: max-iterations=6; halves at most 6 times
+        x = x / 2
+    return x
+    """, 6, ("x",)),
+    ("""\
+    while x.max() > 1:  # leapp: max-iterations=7, from the sensor's range  # noqa: LP201
+        x = x / 2
+    return x
+    """, 7, ("x",)),
 ])
 def test_a_bounded_loop_converts_and_carries_what_flows_on(body, bound, carried):
     (b,) = loops(body)

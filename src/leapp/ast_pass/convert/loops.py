@@ -39,7 +39,7 @@ from .plan import (
     holds_marker,
 )
 
-BOUND = re.compile(r"#\s*leapp:\s*max-iterations\s*=\s*(\S*)")
+BOUND = re.compile(r"#\s*leapp:\s*max-iterations\s*=\s*([^\s;,]*)")  # `=4; why` and `=4, why` end at the 4
 MAX_BOUND = 1024  # each iteration is unrolled into the graph: a larger bound is refused
 BOUNDED = "leapp.bounded"  # `while leapp.bounded(test, N):`, the keyword form
 
