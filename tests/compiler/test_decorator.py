@@ -78,6 +78,25 @@ def test_zero_argument_super_works_in_a_compiled_method():
     np.testing.assert_allclose(clipped(X), np.clip(X / (1.0 + 1e-6), -1.0, 1.0), rtol=1e-6)
 
 
+class Scaled:
+    GAIN = np.float32(2.0)
+
+    @leapp.compile
+    def by_name(self, x):
+        return x * Scaled.GAIN  # the method's own class, by its module-level name
+
+    @staticmethod
+    def plain(x):
+        return x - Scaled.GAIN
+
+
+def test_a_method_may_name_its_own_class():
+    # the method is recompiled inside a stand-in class of the same name: `Scaled` must still be
+    # the module's class (it was a free variable with no cell: a raw KeyError)
+    np.testing.assert_array_equal(Scaled().by_name(X), X * np.float32(2.0))
+    np.testing.assert_array_equal(leapp.compile(Scaled.plain)(X), X - np.float32(2.0))
+
+
 def test_decorator_with_options_and_direct_call():
     def plain(x):
         return np.abs(x)

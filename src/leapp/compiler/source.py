@@ -253,7 +253,10 @@ def _compile_inner(func, fn, path):
     body: list = [func]
     # The def binds its name in the factory; a recursive call in its body must still find the
     # module's global (the original function), not a closure cell of that local def.
-    hoist = [] if fn.__name__ in fn.__code__.co_freevars else [ast.Global(names=[fn.__name__])]
+    # Likewise the class: the method's own class by name (`K.TABLE`) is the module's class, not the
+    # factory's stand-in (that would be a free variable with no cell). The factory never runs.
+    names = [n for n in (fn.__name__, owner) if n is not None and n not in fn.__code__.co_freevars]
+    hoist = [ast.Global(names=list(dict.fromkeys(names)))] if names else []
     if owner is not None:
         body = [ast.ClassDef(name=owner, bases=[], keywords=[], body=[func], decorator_list=[],
                              **_TYPE_PARAMS)]
