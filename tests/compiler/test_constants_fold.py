@@ -96,3 +96,22 @@ def test_a_python_list_indexed_by_traced_data_is_refused_as_an_escape_once():
     # once per site, not once per loop iteration
     assert text.count("a Python list indexed by a traced value") == 1
     assert "used as a Python integer" not in text
+
+
+ACTIVATIONS = [np.tanh, np.sin]
+
+
+@leapp.compile
+def pick_activation(x, i):
+    return ACTIVATIONS[i](x)
+
+
+def test_a_python_list_indexed_by_a_python_int_argument_specialises():
+    # `i` is a Python int: the pick is read by value (one graph per value), not an array op, and the
+    # cross-check must not call the subscript a disagreement (it was an InternalError)
+    x = _fresh(3, 5, np.float64)
+    np.testing.assert_array_equal(pick_activation(x, 1), np.sin(x))
+    np.testing.assert_array_equal(pick_activation(x, 0), np.tanh(x))
+    np.testing.assert_array_equal(pick_activation(x * 2, 1), np.sin(x * 2))
+    assert len(pick_activation.graphs) == 2
+    assert "an item of a Python list (Python indexing: no array op)" in pick_activation.format_report()

@@ -224,6 +224,8 @@ def _routed_row(s, found, own, run) -> Row:
         row.runtime = "pass-through (returned its traced operand)"
     elif run is not None and not run.traced:
         row.runtime = "folded (constant operands only)"
+    elif run is not None and run.container is not None:
+        row.runtime = f"an item of a Python {run.container} (Python indexing: no array op)"
     elif _records_no_node(s.name):
         row.runtime = "alias of its operand (records no node of its own)"
     elif isinstance(entry := table.lookup(s.name), table.Entry) and entry.kind == "static":

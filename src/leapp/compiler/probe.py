@@ -14,12 +14,13 @@ from ..runtime import constness, record, state
 
 
 class SiteRun:
-    __slots__ = ("calls", "traced", "passthrough")
+    __slots__ = ("calls", "traced", "passthrough", "container")
 
     def __init__(self):
         self.calls = 0  # times the call ran while tracing
         self.traced = False  # some operand (or the receiver) was a traced value computed from the inputs
         self.passthrough = False  # it returned a traced operand itself (np.asarray(x))
+        self.container = None  # a subscript of a Python list/tuple/dict: its type name (no array op)
 
 
 class Probe(dispatch.BranchDispatch):  # branches on data: nothing to count, calls inside are routed
@@ -70,6 +71,8 @@ class Probe(dispatch.BranchDispatch):  # branches on data: nothing to count, cal
 
     def getitem(self, site, value, index, /):
         """A routed subscript: ``TABLE[idx]`` as written at ``site``."""
-        self._note(site, (value, index), None)
+        run = self._note(site, (value, index), None)
+        if isinstance(value, (list, tuple, dict)):  # Python picks the item: nothing to record (an index
+            run.container = type(value).__name__    # from data is refused, one from a scalar specialises)
         return dispatch.getitem(site, value, index)
 
