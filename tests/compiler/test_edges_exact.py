@@ -66,3 +66,22 @@ def test_eigenvectors_are_refused_where_used_naming_the_call():
     assert f"test_edges_exact.py:{line}" in text and "eigenvectors of numpy.linalg.eigh" in text
     with pytest.raises(UntracedCallError, match="eigenvectors of numpy.linalg.eigh"):
         trace_function(lambda a: np.linalg.eigh(a), (_sym(1),), {}, names=["a"], strict=True)
+
+
+@leapp.compile
+def inverse(a):
+    return np.linalg.inv(a) * 2.0
+
+
+def test_a_singular_matrix_raises_numpys_linalg_error_from_the_graph():
+    # torch raises its own LinAlgError (a RuntimeError); code around the call catches NumPy's
+    a = np.array([[2.0, 1.0], [1.0, 3.0]])
+    np.testing.assert_allclose(inverse(a), np.linalg.inv(a) * 2.0)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.inv(singular)
+    with pytest.raises(np.linalg.LinAlgError, match="torch.linalg"):
+        inverse(singular)
+    node = inverse._latest().node  # the graph's own call, as a pipeline runs it
+    with pytest.raises(np.linalg.LinAlgError):
+        node(singular)

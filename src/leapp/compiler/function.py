@@ -41,7 +41,7 @@ from ..errors import (
 from ..runtime import record, state
 from ..runtime.backends import check_backend
 from ..runtime.ir import _is_internal, user_location
-from ..runtime.session_graph import validate_samples
+from ..runtime.session_graph import as_numpy_linalg_error, torch_linalg_error, validate_samples
 from ..runtime.tracing import (
     align,
     as_scalars,
@@ -221,28 +221,31 @@ class CompiledFunction(Generic[P, R]):
     # --- calling -----------------------------------------------------------------
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        active = _thread.trace
-        if active is not None:
-            if active.quiet:
-                return self._call_between_nodes(active, args, kwargs)
-            # Called from code that is itself being traced: record into that trace.
-            return self._traceable(*args, **kwargs)
-        key = fast_key(args, kwargs)
-        fast = self._fast.get(key)
-        if fast is not None and (fast.guards is None or fast.guards.changed() is None) and (
-                fast.fixed is None or scalar_inputs_mod.same_fixed(fast.fixed, args, kwargs)):
-            return fast(args, kwargs)
-        raw_args, raw_kwargs = args, kwargs
-        args, kwargs = self._bind(args, kwargs)
-        graph = self._graph_for(args, kwargs, validate=self.validate_n)
-        if key is not None:
-            fast = _FastCall.make(graph, self._signature, raw_args, raw_kwargs)
-            if fast is not None:
-                if len(self._fast) >= _MAX_FAST:  # keys that never repeat (a NaN argument) stay bounded
-                    self._fast.clear()
-                self._fast[key] = fast
-                return fast(raw_args, raw_kwargs)
-        return _run(graph, args, kwargs)
+        try:
+            active = _thread.trace
+            if active is not None:
+                if active.quiet:
+                    return self._call_between_nodes(active, args, kwargs)
+                # Called from code that is itself being traced: record into that trace.
+                return self._traceable(*args, **kwargs)
+            key = fast_key(args, kwargs)
+            fast = self._fast.get(key)
+            if fast is not None and (fast.guards is None or fast.guards.changed() is None) and (
+                    fast.fixed is None or scalar_inputs_mod.same_fixed(fast.fixed, args, kwargs)):
+                return fast(args, kwargs)
+            raw_args, raw_kwargs = args, kwargs
+            args, kwargs = self._bind(args, kwargs)
+            graph = self._graph_for(args, kwargs, validate=self.validate_n)
+            if key is not None:
+                fast = _FastCall.make(graph, self._signature, raw_args, raw_kwargs)
+                if fast is not None:
+                    if len(self._fast) >= _MAX_FAST:  # keys that never repeat (a NaN argument) stay bounded
+                        self._fast.clear()
+                    self._fast[key] = fast
+                    return fast(raw_args, raw_kwargs)
+            return _run(graph, args, kwargs)
+        except torch_linalg_error as exc:  # inv/solve of a singular matrix: NumPy's exception type
+            raise as_numpy_linalg_error(exc) from exc
 
     def _call_between_nodes(self, gap: Any, args: Any, kwargs: Any) -> Any:
         """A call in an open seed-API session outside any node, where the thread's trace is the

@@ -23,6 +23,16 @@ _ndarray = np.ndarray
 _making = threading.Lock()  # one thread makes a node's GraphModule
 
 
+# torch raises its own LinAlgError (a RuntimeError) where NumPy raises numpy.linalg.LinAlgError: a
+# caller's `except np.linalg.LinAlgError` around a compiled call must still catch it
+torch_linalg_error = torch.linalg.LinAlgError
+
+
+def as_numpy_linalg_error(exc: BaseException) -> np.linalg.LinAlgError:
+    return np.linalg.LinAlgError(f"{exc} (raised by the graph's torch.linalg kernel, where NumPy's "
+                                 f"raises numpy.linalg.LinAlgError)")
+
+
 class CompiledNode:
     """One traced node, compiled. Call it with NumPy keyword inputs; get a dict of NumPy outputs."""
 
@@ -224,12 +234,18 @@ class CompiledNode:
 
         Torch tensors are accepted too (moved to the CPU).
         """
-        return self._run(self._checked(_bind(self.input_names, args, inputs)))
+        try:
+            return self._run(self._checked(_bind(self.input_names, args, inputs)))
+        except torch_linalg_error as exc:
+            raise as_numpy_linalg_error(exc) from exc
 
     def call_batched(self, *args, **inputs):
         """As calling the node, with the leading axis of every input free (dtypes and the other axes
         are still checked). For a dynamic-batch export, which probes that the graph follows the batch."""
-        return self._run(self._checked(_bind(self.input_names, args, inputs), free_batch=True))
+        try:
+            return self._run(self._checked(_bind(self.input_names, args, inputs), free_batch=True))
+        except torch_linalg_error as exc:
+            raise as_numpy_linalg_error(exc) from exc
 
     def _run(self, values):
         arrays = [v if type(v) is _ndarray else _as_array(v) for v in values]
