@@ -76,8 +76,8 @@ def main(argv=None):
         json.dump(report, f, indent=1)
     print(f"{args.programs} programs generated, {compiled} through leapp.compile: {counts['exact']} exact, "
           f"{counts['refused']} refused correctly (untraceable on purpose, line named), "
-          f"{counts['ill_conditioned']} ill-conditioned (NumPy itself moves under 4-ulp input changes, or "
-          f"leapp warned), {counts['false_refusal']} false refusals, {counts['mismatch']} mismatches, "
+          f"{counts['ill_conditioned']} ill-conditioned (NumPy itself moves under 4-ulp input changes or "
+          f"when its transcendental functions round an ulp otherwise, or leapp warned), {counts['false_refusal']} false refusals, {counts['mismatch']} mismatches, "
           f"{counts['skipped']} skipped (known issues), {counts['invalid']} not valid NumPy; "
           f"{report['seconds']} s on {args.workers} workers -> {args.report}")
     return 1 if any(counts[k] for k in BAD) else 0

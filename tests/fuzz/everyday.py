@@ -893,6 +893,67 @@ def _ill_conditioned(reference, args, want, precision):
             return True
         if compare(again, want, precision) is not None:
             return True
+    return _moves_with_rounding(reference, args, want, precision)
+
+
+# NumPy functions that are not correctly rounded: torch's results may be an ulp away from NumPy's
+# (docs/limitations.md, "Transcendental functions round within a few ulps of NumPy's")
+_NOT_CORRECTLY_ROUNDED = frozenset({
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "sinh", "cosh",
+    "tanh", "arcsin", "arccos", "arctan", "arctan2", "arcsinh", "arccosh", "arctanh", "power", "cbrt",
+    "hypot", "logaddexp", "logaddexp2"})
+
+
+class _RoundedOtherwise:
+    """``numpy`` as a program sees it, but each not-correctly-rounded function's float result moves
+    by -1, 0 or +1 ulp per element (drawn): what another math library may return."""
+
+    def __init__(self, rng, pattern):
+        self._rng = rng
+        self._pattern = pattern  # 0, 1: up on even elements and down on odd, or the reverse; else drawn
+
+    def __getattr__(self, name):
+        value = getattr(np, name)
+        if name not in _NOT_CORRECTLY_ROUNDED:
+            return value
+
+        def jittered(*args, **kwargs):
+            out = value(*args, **kwargs)
+            a = np.asarray(out)
+            if a.dtype.kind != "f":
+                return out
+            if self._pattern in (0, 1):  # neighbours move apart, both ways: ties within an ulp break
+                step = np.where(np.arange(a.size).reshape(a.shape) % 2 == self._pattern, 1, -1)
+            else:
+                step = self._rng.integers(-1, 2, size=a.shape)
+            moved = np.where(step > 0, np.nextafter(a, np.inf), np.where(step < 0, np.nextafter(a, -np.inf), a))
+            return moved.astype(a.dtype) if a.ndim else a.dtype.type(moved)
+
+        return jittered
+
+
+def _moves_with_rounding(reference, args, want, precision, trials=6):
+    """NumPy's own result moves past the tolerance when its transcendental functions round one ulp
+    otherwise (an argmax over values tied within an ulp of a float32 tanh, a cancellation of two
+    nearly equal exponentials): the graph's math library may round just so (docs/limitations.md)."""
+    glob = getattr(reference, "__globals__", None)
+    if glob is None or glob.get("np") is not np:
+        return False
+    rng = np.random.default_rng(0)
+    try:
+        for trial in range(trials):
+            glob["np"] = _RoundedOtherwise(rng, trial)
+            try:
+                with np.errstate(all="ignore"):
+                    again = reference(*_copy(args))
+            except Exception:
+                continue
+            finally:
+                glob["np"] = np
+            if compare(again, want, precision) is not None:
+                return True
+    finally:
+        glob["np"] = np
     return False
 
 

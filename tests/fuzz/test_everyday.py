@@ -99,3 +99,16 @@ def test_a_standardisation_of_equal_values_is_judged_ill_conditioned():
     assert everyday._ill_conditioned(reference, [x], reference(x), "float32")
     y = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2)
     assert not everyday._ill_conditioned(reference, [y], reference(y), "float32")
+
+
+def test_an_argmax_over_values_tied_within_a_tanh_ulp_is_judged_ill_conditioned():
+    # float32 tanh is not correctly rounded: another math library may return the neighbouring
+    # float, and an argmax over values within that ulp of each other picks another index
+    def reference(x):
+        return np.tanh(x).argmax()
+
+    tied = np.array([8.0, 8.0, -1.0], np.float32)
+    assert everyday._ill_conditioned(reference, [tied], reference(tied), "float32")
+    apart = np.array([1.0, 2.0, -1.0], np.float32)
+    assert not everyday._ill_conditioned(reference, [apart], reference(apart), "float32")
+    assert globals()["np"] is np  # the module is handed back
