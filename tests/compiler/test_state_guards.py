@@ -7,6 +7,7 @@ Also here: methods, bound methods and callable instances compile (``leapp.compil
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import numpy as np
@@ -180,3 +181,119 @@ def test_a_method_on_an_object_that_cannot_be_deep_copied():
     assert np.allclose(obj.step(X), X + obj.offset)
     obj.offset[0] = 9.0
     assert np.allclose(obj.step(X), X + obj.offset)
+
+
+# --- numbers, flags, containers and deeper holders (read by value, folded into the graph) -------
+
+GAIN = 1.0
+LIMIT = 2
+TABLE = {"scale": 2.0, "offset": np.array([0.0, 1.0, 2.0])}
+WEIGHTS = [np.ones(3), np.full(3, 2.0)]
+
+
+@leapp.compile
+def gained(x):
+    return x[:LIMIT] * GAIN + TABLE["offset"][:LIMIT] * TABLE["scale"] + WEIGHTS[1][:LIMIT]
+
+
+def _gained(x):
+    return x[:LIMIT] * GAIN + TABLE["offset"][:LIMIT] * TABLE["scale"] + WEIGHTS[1][:LIMIT]
+
+
+def test_numbers_and_container_items_read_from_globals_are_watched():
+    global GAIN, LIMIT
+    keep = GAIN, LIMIT, dict(TABLE), list(WEIGHTS)
+    try:
+        np.testing.assert_array_equal(gained(X), _gained(X))
+        for change in (lambda: globals().update(GAIN=3.0),  # a number: rebound
+                       lambda: globals().update(LIMIT=3),  # a slice bound: the shape changes
+                       lambda: TABLE.update(scale=-1.0),  # a dict's number item
+                       lambda: TABLE.update(offset=np.array([5.0, 6.0, 7.0])),  # a dict's array item
+                       lambda: WEIGHTS.__setitem__(1, np.full(3, 9.0)),  # a list's item rebound
+                       lambda: WEIGHTS[1].__setitem__(0, -4.0)):  # ... changed in place
+            change()
+            np.testing.assert_array_equal(gained(X), _gained(X))
+    finally:
+        GAIN, LIMIT = keep[0], keep[1]
+        TABLE.clear()
+        TABLE.update(keep[2])
+        WEIGHTS[:] = keep[3]
+
+
+class _Deep:
+    def __init__(self):
+        self.cfg = types.SimpleNamespace(inner=types.SimpleNamespace(w=np.float32(2.0), flip=False))
+
+
+class _Slotted:
+    __slots__ = ("gain",)
+
+    def __init__(self, gain):
+        self.gain = gain
+
+
+class Filtered:
+    SCALE = 2.0  # a class attribute, read through self
+
+    def __init__(self):
+        self.deep = _Deep()
+        self.slot = _Slotted(1.5)
+        self.eps = 1e-3
+
+    @leapp.compile
+    def step(self, x):
+        w = self.deep.cfg.inner.w
+        y = x * w * self.slot.gain * self.SCALE + self.eps
+        if self.deep.cfg.inner.flip:  # a Python flag: the branch is the trace's
+            y = -y
+        return y
+
+    @classmethod
+    def scaled(cls, x):
+        return x * cls.SCALE
+
+
+def _step(f, x):
+    y = x * f.deep.cfg.inner.w * f.slot.gain * f.SCALE + f.eps
+    return -y if f.deep.cfg.inner.flip else y
+
+
+def test_numbers_held_deep_in_objects_slots_and_classes_are_watched():
+    f = Filtered()
+    x = X.astype(np.float32)
+    np.testing.assert_array_equal(f.step(x), _step(f, x))
+    try:
+        for change in (lambda: setattr(f, "eps", 0.5),
+                       lambda: setattr(f.deep.cfg.inner, "w", np.float32(-3.0)),  # three levels down
+                       lambda: setattr(f.deep.cfg.inner, "flip", True),
+                       lambda: setattr(f.slot, "gain", 4.0),  # a __slots__ attribute
+                       lambda: setattr(Filtered, "SCALE", 5.0)):  # the class's, seen through self
+            change()
+            np.testing.assert_array_equal(f.step(x), _step(f, x))
+        scaled = leapp.compile(Filtered.scaled)
+        np.testing.assert_array_equal(scaled(x), x * Filtered.SCALE)
+        Filtered.SCALE = 7.0
+        np.testing.assert_array_equal(scaled(x), x * 7.0)
+    finally:
+        Filtered.SCALE = 2.0
+
+
+def test_a_closure_number_changed_by_nonlocal_is_watched():
+    gain = 2.0
+
+    @leapp.compile
+    def amplify(x):
+        return x * gain
+
+    def set_gain(v):
+        nonlocal gain
+        gain = v
+
+    np.testing.assert_array_equal(amplify(X), X * 2.0)
+    set_gain(-1.5)
+    np.testing.assert_array_equal(amplify(X), X * -1.5)
+    set_gain(float("nan"))  # NaN != NaN: watched by identity, not traced again at every call
+    assert np.isnan(amplify(X)).all()
+    retraces = amplify._state_retraces
+    amplify(X)
+    assert amplify._state_retraces == retraces

@@ -40,26 +40,78 @@ WARN_AFTER = 3  # traces again for changed state before CompiledFunction's Retra
 class Guards:
     """What one graph read from outside; ``changed()`` names the first thing that differs now."""
 
-    __slots__ = ("holders", "contents")
+    __slots__ = ("holders", "contents", "values", "items")
 
-    def __init__(self, holders, contents):
+    def __init__(self, holders, contents, values=(), items=()):
         self.holders = holders  # (label, mapping or cell, key, array)
         self.contents = contents  # (label, array, bytes at the trace)
+        self.values = values  # (label, mapping or cell, key, number/str/None): compared by value
+        self.items = items  # (label, list or dict, its items at the trace): compared item by item
 
     def __bool__(self):
-        return bool(self.holders or self.contents)
+        return bool(self.holders or self.contents or self.values or self.items)
 
     def changed(self):
-        """None while every watched array is the same object with the same bytes; otherwise a
-        phrase naming what changed."""
+        """None while every watched array is the same object with the same bytes, every watched
+        number the same value and every watched list or dict the same items; otherwise a phrase
+        naming what changed."""
         for label, where, key, arr in self.holders:
-            now = where.cell_contents if key is None else where.get(key)
+            now = where.cell_contents if key is None else where.get(key, _GONE)
             if now is not arr:
                 return f"{label} was rebound"
+        for label, where, key, value in self.values:
+            now = where.cell_contents if key is None else where.get(key, _GONE)
+            if not _same_value(now, value):
+                return f"{label} changed ({value!r} at the trace, {now!r} now)"
+        for label, container, snapshot in self.items:
+            now = _items(container)
+            if len(now) != len(snapshot) or not all(
+                    a is b or _same_value(a, b) for a, b in zip(now, snapshot, strict=True)):
+                return f"an item of {label} was rebound"
         for label, arr, snapshot in self.contents:
             if arr.tobytes() != snapshot:
                 return f"{label} was changed in place"
         return None
+
+
+_GONE = object()  # a name or attribute deleted since the trace
+
+# Values the trace reads by value (a gain, a slice bound, a flag a branch tests), folded into the
+# graph as they were: watched by type and value (NaN by identity: NaN != NaN)
+_VALUES = (bool, int, float, complex, str, bytes, type(None), np.generic)
+_MAX_ITEMS = 64  # a list or dict watched item by item; a longer one by identity only
+_MAX_DEPTH = 3  # attributes followed from an argument, a global or a closure value (a.b.c.d)
+
+
+def _is_value(v) -> bool:
+    return isinstance(v, _VALUES) and not (isinstance(v, np.generic) and v.dtype.hasobject)
+
+
+def _same_value(now, then) -> bool:
+    if now is then:
+        return True
+    if type(now) is not type(then) or not _is_value(then):
+        return False
+    try:
+        return bool(now == then)
+    except Exception:
+        return False
+
+
+def _items(container) -> tuple:
+    return tuple(container.items()) if isinstance(container, dict) else tuple(container)
+
+
+class _Slots:
+    """An object's ``__slots__`` attributes as a mapping (``where.get(name)``), for a guard."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def get(self, key, default=None):
+        return getattr(self.obj, key, default)
 
 
 def _code_names(fn) -> set:
@@ -95,48 +147,26 @@ def _objects_dict(obj):
 def build(fn, trace, args, kwargs, arg_names) -> Guards | None:
     """The guards for one trace of ``fn`` (the user's function: its globals and closure) on
     ``args``/``kwargs`` (the call's own objects, as the user passed them)."""
-    names = _code_names(fn)
-    holders: list = []
-    seen: dict = {}
+    w = _Watch(_code_names(fn))
     glob = getattr(fn, "__globals__", None)
     if isinstance(glob, dict):
-        for n in names:
-            value = glob.get(n)
-            if _plain(value):
-                holders.append((f"the global {n!r}", glob, n, value))
-                seen[id(value)] = f"the global {n!r}"
+        for n in w.names & glob.keys():
+            w.found(f"the global {n!r}", glob, n, glob[n], 0)
     code = getattr(fn, "__code__", None)
     for n, cell in zip(code.co_freevars if code else (), getattr(fn, "__closure__", None) or (), strict=False):
         try:
             value = cell.cell_contents
         except ValueError:  # an empty cell
             continue
-        if _plain(value):
-            holders.append((f"the closure variable {n!r}", cell, None, value))
-            seen[id(value)] = f"the closure variable {n!r}"
+        w.found(f"the closure variable {n!r}", cell, None, value, 0)
     params = list(zip(arg_names, args, strict=False)) + list(kwargs.items())
     for pname, obj in params:
-        d = _objects_dict(obj)
-        if d is None:
-            continue
-        for n in names & d.keys():
-            value = d[n]
-            label = f"{pname}.{n}"
-            if _plain(value):
-                holders.append((label, d, n, value))
-                seen[id(value)] = label
-                continue
-            inner = _objects_dict(value)
-            if inner is None:
-                continue
-            for m in names & inner.keys():
-                if _plain(inner[m]):
-                    holders.append((f"{label}.{m}", inner, m, inner[m]))
-                    seen[id(inner[m])] = f"{label}.{m}"
+        w.attributes(pname, obj, 0)  # the argument itself is the call's: only what it holds is state
+    holders, seen = w.holders, w.seen
     contents: list = []
     watched: set = set()
     for label, _, _, arr in holders:
-        if id(arr) not in watched and arr.nbytes <= MAX_WATCHED_BYTES:
+        if _plain(arr) and id(arr) not in watched and arr.nbytes <= MAX_WATCHED_BYTES:
             watched.add(id(arr))
             contents.append((label, arr, arr.tobytes()))
     # every other plain array the graph froze that something outside the trace still holds: a
@@ -158,8 +188,100 @@ def build(fn, trace, args, kwargs, arg_names) -> Guards | None:
         if id(arr) not in watched and arr.nbytes <= MAX_WATCHED_BYTES:
             watched.add(id(arr))
             contents.append((label, arr, node_bytes(node, arr)))
-    guards = Guards(holders, contents)
+    guards = Guards(holders, contents, w.values, w.items)
     return guards if guards else None
+
+
+class _Watch:
+    """What ``build`` found: each value the function's code can reach by a name it loads (a global,
+    a closure cell, an attribute of either or of an argument, a class attribute), with its holder."""
+
+    def __init__(self, names):
+        self.names = names
+        self.holders: list = []
+        self.values: list = []
+        self.items: list = []
+        self.seen: dict = {}
+        self._visited: set = set()
+
+    def found(self, label, where, key, value, depth):
+        if _plain(value):
+            self.holders.append((label, where, key, value))
+            self.seen.setdefault(id(value), label)
+        elif _is_value(value):
+            self.values.append((label, where, key, value))
+        elif isinstance(value, (list, dict, tuple)):
+            self.holders.append((label, where, key, value))  # rebound: by identity
+            if isinstance(value, (list, dict)) and len(value) <= _MAX_ITEMS:
+                self.items.append((label, value, _items(value)))
+            self._contained(label, value)
+        elif isinstance(value, type):
+            self.attributes(label, value, depth + 1)
+        elif _holds_data(value):
+            self.holders.append((label, where, key, value))  # an object rebound (`self.cfg = new`)
+            self.attributes(label, value, depth + 1)
+
+    def _contained(self, label, container):
+        """Arrays in a list, tuple or dict (``self.stats["mean"]``): their bytes are watched."""
+        values = container.values() if isinstance(container, dict) else container
+        for i, v in enumerate(list(values)[:_MAX_ITEMS]):
+            if _plain(v):
+                self.seen.setdefault(id(v), f"an item of {label}")
+                self.holders.append((f"an item of {label}", _Fixed(v), i, v))
+
+    def attributes(self, label, obj, depth):
+        """The attributes of ``obj`` named in the code: its own (``__dict__`` or ``__slots__``) and
+        those it finds on its class (``self.W`` set as ``W = ...`` in the class body)."""
+        if depth > _MAX_DEPTH or id(obj) in self._visited or isinstance(obj, types.ModuleType):
+            return
+        self._visited.add(id(obj))
+        own = getattr(obj, "__dict__", None)
+        if isinstance(obj, type):
+            for cls in obj.__mro__[:-1]:  # a class: its body's names (`cls.W`, `Obs.SCALE`)
+                d = cls.__dict__
+                for n in self.names & d.keys():
+                    self.found(f"{label}.{n}", d, n, d[n], depth)
+            return
+        names = self.names
+        if isinstance(own, dict):
+            for n in names & own.keys():
+                self.found(f"{label}.{n}", own, n, own[n], depth)
+        else:
+            own = {}
+        slots = _Slots(obj)
+        for cls in type(obj).__mro__[:-1]:
+            d = cls.__dict__
+            declared = d.get("__slots__", ())
+            for n in names & set((declared,) if isinstance(declared, str) else declared):
+                value = getattr(obj, n, _GONE)
+                if value is not _GONE:
+                    self.found(f"{label}.{n}", slots, n, value, depth)
+            for n in names & d.keys():  # found on the class: only where the instance has none
+                if n not in own and not isinstance(d[n], (types.FunctionType, property, staticmethod,
+                                                          classmethod, types.MemberDescriptorType)):
+                    self.found(f"{label}.{n}", d, n, d[n], depth)
+
+
+def _holds_data(value) -> bool:
+    """An object of a user's class (a config, a filter, a normaliser): attributes of its own."""
+    if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                          types.CodeType, np.ufunc)):
+        return False
+    return isinstance(getattr(value, "__dict__", None), dict) or any(
+        "__slots__" in c.__dict__ for c in type(value).__mro__[:-1])
+
+
+class _Fixed:
+    """A holder that always holds what it held: an array inside a container is watched by its
+    bytes (the container's items by ``Guards.items``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def get(self, key, default=None):
+        return self.value
 
 
 _by_file: dict = {}  # a module's __file__ -> (its __dict__, its name), rebuilt when sys.modules grows
