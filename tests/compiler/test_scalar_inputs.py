@@ -292,3 +292,20 @@ def test_math_of_a_python_float_argument_is_a_weak_python_float_input():
     for angle in (0.3, -1.2, 2.5):
         _same(rotate(X, angle), rotate.fn(X, angle))  # float32 stays float32, as math's float does
     assert len(rotate.graphs) == 1
+
+
+def _times_asarray(x, t):
+    return x * np.asarray(t), np.asarray(t), np.asarray(t, dtype=np.float32)
+
+
+def test_asarray_of_a_python_number_is_strongly_typed_and_stays_an_input():
+    # np.asarray(0.5) is a 0-d float64 array: strong, so float32 x times it is float64 (NEP 50);
+    # the graph kept the number weak (float32, silently, with check=0), returned it as a float and
+    # refused the dtype= form as a constant
+    for check in (0, 3):
+        cf = leapp.compile(_times_asarray, check=check)
+        for t in T:
+            got, want = cf(X, t), _times_asarray(X, t)
+            for g, w in zip(got, want, strict=True):
+                _same(g, w)
+        assert len(cf.graphs) == 1

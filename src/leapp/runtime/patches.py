@@ -150,6 +150,9 @@ def _bypass(trace, name, original, args, kwargs):
             return original(*args, **kwargs)
         a = args[0] if args else kwargs.get("a")
         dtype = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+        if scalar_args.is_weak(a) and len(args) <= 2 and set(kwargs) <= {"dtype"} and name != "numpy.ascontiguousarray":
+            # a Python number made an array: strongly typed from here on (NEP 50), in its dtype
+            return scalar_args.strengthened(trace, name, a, dtype, _loc())
         same = isinstance(a, TracedNpArray) and (dtype is None or np.dtype(dtype) == a.dtype)
         if same and not flat_iter and not (name == "numpy.ascontiguousarray" and a.ndim == 0):  # that one gives 0-d shape (1,)
             return a

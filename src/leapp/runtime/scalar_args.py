@@ -75,6 +75,16 @@ def is_weak(x) -> bool:
     return isinstance(x, record._TracedNpArray) and x._lp_node is not None and x._lp_node.op == WEAK
 
 
+def strengthened(trace, name, x, dtype, loc):
+    """``np.asarray(t)`` (``dtype=`` too) of a weak value: the 0-d array NumPy makes of the number,
+    strongly typed (``x32 * np.asarray(0.1)`` is float64), recorded over the argument's own input."""
+    value = np.asarray(x._lp_plain) if dtype is None else np.asarray(x._lp_plain, dtype=dtype)
+    strong = _strong(x._lp_node)
+    if strong.dtype != value.dtype:
+        strong = _converted(trace, strong, value.dtype, loc)
+    return record.wrap(value, trace.add(name, (strong,), None, value.dtype, (), loc))
+
+
 def _strong(node):
     """The strongly typed input under a weak node."""
     return node.args[0] if node is not None and node.op == WEAK else node
