@@ -162,6 +162,23 @@ def chosen_then_write(x):
     return t
 
 
+def canonical_then_normalised(q0):
+    q = q0 * 1.0
+    if q[0] < 0:
+        q = -q
+    q /= np.linalg.norm(q)  # the input taking no branch keeps q0 * 1.0: the function's own array
+    return q
+
+
+def rebound_then_written_after(x):
+    y = x * 2
+    if x[0] > 0:
+        y = x
+    y = np.array(y)  # a new array before the write below: the write does not reach x
+    y[0] = 7.0
+    return y
+
+
 def _same(got, want):
     same(got, want, rtol=1e-6, atol=1e-6)
 
@@ -201,6 +218,18 @@ def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(
         _same(cf(x), fn(x))
         np.testing.assert_array_equal(x, keep)  # the caller's array is never written
     assert len(cf.graphs) == 1
+
+
+@pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after])
+def test_an_update_after_the_if_of_an_array_the_function_owns_converts(fn):
+    # the select hands on a new array; an update after the `if` is exact when no one else holds
+    # what the branches bound (the refusals below are the other case)
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == [] and all(b.converted for b in cf.source.branches)
+    for x in (np.array([1.0, 2.0], F32), np.array([-3.0, 4.0], F32)):
+        keep = x.copy()
+        _same(cf(x), fn(x.copy()))
+        np.testing.assert_array_equal(x, keep)
 
 
 def test_both_sides_of_each_example_are_taken_by_numpy():
@@ -351,6 +380,32 @@ def astype_no_copy(x):
     return t
 
 
+def alias_updated_after(x):
+    y = x * 2
+    if x.sum() > 0:
+        z = y  # NumPy: z is y, so the update below changes y too
+    else:
+        z = x * 3
+    z += np.maximum(x[0] - 100.0, 0.0)
+    return y
+
+
+def kept_alias_updated_after(x):
+    y = x * 2
+    z = y
+    if x.sum() > 0:
+        z = x * 3
+    z += 1.0  # the input that takes no branch: z is still y
+    return y
+
+
+def param_updated_after(q):
+    if q[0] < 0:
+        q = -q
+    q /= np.linalg.norm(q)  # the input that takes no branch: q is the caller's array
+    return q
+
+
 def _line(fn, k):
     return fn.__code__.co_firstlineno + k
 
@@ -376,6 +431,13 @@ def _line(fn, k):
     (stored_in_a_list, lambda f: f"`box` may be a view of `y` (line {_line(f, 3)}), read after the `if`"),
     (loop_binds_an_alias, lambda f: f"writes into `t[0]`, and `x` is a parameter (`t` may be a view of `x` "
                                     f"(line {_line(f, 4)})): the caller would see the write (line {_line(f, 7)})"),
+    (alias_updated_after, lambda f: f"`z` is updated in place after the `if` (line {_line(f, 6)}) and the `if` "
+                                    "branch binds it to an array it did not make"),
+    (kept_alias_updated_after, lambda f: f"`z` is updated in place after the `if` (line {_line(f, 5)}) and the "
+                                         f"input that takes no branch keeps the array from before the `if`, and "
+                                         f"`z` may be a view of `y` (line {_line(f, 2)})"),
+    (param_updated_after, lambda f: "the input that takes no branch keeps the array from before the `if`, and "
+                                    "`q` is a parameter"),
     (astype_no_copy, lambda f: f"`t` is bound to x.astype(...) at line {_line(f, 1)}, which leapp cannot show is "
                                "a new array"),
 ])

@@ -353,3 +353,33 @@ def test_a_boolean_mask_in_a_branch_converts():
         _same(cf(q), normalised_where_nonzero(q))
     assert len(cf.graphs) == 1
     assert "`if` statement converted to a select" in cf.format_report()
+
+
+def _scalar_alias(x):
+    s = x.sum()
+    if s < 0:
+        s = -s
+    total = s  # a NumPy scalar: `s += ...` below rebinds s, total keeps the value
+    s += np.maximum(x[0] - 100.0, 0.0)
+    return total, s
+
+
+def _scalar_early(x):
+    s = x.sum()
+    if s < 0:
+        return -s
+    return s
+
+
+@pytest.mark.parametrize("fn", [_scalar_alias, _scalar_early])
+def test_a_select_between_numpy_scalars_is_a_numpy_scalar(fn):
+    # a 0-d array would be mutable (`s += d` would change `total` too) and of another type
+    cf = leapp.compile(fn)
+    assert all(b.converted for b in cf.source.branches)
+    cf(np.array([0.1, 0.2, 0.3]))
+    for x in (np.array([200.0, 1.0, 1.0]), np.array([-5.0, 1.0, 1.0]), np.array([0.1, 0.2, 0.3])):
+        got, want = cf(x), fn(x)
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,),
+                        strict=True):
+            assert type(g) is type(w) is np.float64
+            assert g == w

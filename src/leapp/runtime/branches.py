@@ -165,9 +165,17 @@ def select(site, cond, a, b, where):
             and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
         return a
     out = np.where(cond, a, b)
-    if isinstance(a, np.generic) and isinstance(b, np.generic) and not isinstance(out, TracedNpArray):
-        out = out[()]
+    if _scalar(a) and _scalar(b):  # NumPy scalars on both sides: a NumPy scalar (immutable: `s += 1`
+        if isinstance(out, TracedNpArray):  # rebinds it), not a 0-d array an alias would see change
+            out._lp_scalar = True
+        else:
+            out = out[()]
     return out
+
+
+def _scalar(v) -> bool:
+    """A NumPy scalar (``x.sum()``), traced (a 0-d value marked ``_lp_scalar``) or plain."""
+    return isinstance(v, np.generic) or (isinstance(v, TracedNpArray) and bool(getattr(v, "_lp_scalar", False)))
 
 
 def _same_plain(a, b) -> bool:

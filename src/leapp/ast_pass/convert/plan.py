@@ -505,11 +505,12 @@ def _plan_if(node, ctx):
             return _plan_early(node, fn, facts, ctx)
         raise _Refused("one branch returns and another does not (put the code after the `if` in an "
                        "`else`, or return from every branch)")
-    copies = []
+    copies, ends = [], []
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
         checker.block(body, returns="none")
         copies.append(tuple(sorted(checker.claimed)))
+        ends.append(set(checker.fresh))
     written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
     assigned = set().union(*(_stored(b) for b in bodies)) | written
     for name in sorted(assigned & facts.declared):
@@ -524,7 +525,91 @@ def _plan_if(node, ctx):
                            f"(line {_first_store(facts, name, node, ctx)})")
     params = _needs(bodies, assigned) | (set(outputs) - everywhere) | written
     _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
+    # without an `else`, the input that takes no branch keeps what the names held before the `if`
+    _check_updated_after(node, fn, facts, ctx, bodies if orelse else [*bodies, []], outputs, ends, len(arms))
     return "if", tuple(sorted(params)), tuple(outputs), tuple(copies)
+
+
+def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) -> None:
+    """A select makes a new array of what flows out, so an update in place after the `if`
+    (``z += d``, ``z[0] = v``) no longer reaches the array a branch bound ``z`` to (``z = y``: in
+    NumPy ``y`` changes too). Each branch must leave such a name bound to an array of its own: one
+    it made, or (a branch that does not assign it) the one from before the `if`, if nothing else
+    holds that one (convert.owned)."""
+    for name in outputs:
+        line = _updated_after(fn, node, name, facts.parents)
+        if line is None:
+            continue
+        for i, body in enumerate(bodies):
+            if name in _stored(body):
+                if name in ends[i]:
+                    continue
+                why = f"{_arm_name(i, n_arms)} binds it to an array it did not make"
+            else:
+                held = owned.refusal(name, node, [], facts, fn, ctx)
+                if held is None:
+                    continue
+                arm = _arm_name(i, n_arms) if i < len(ends) else "the input that takes no branch"
+                why = f"{arm} keeps the array from before the `if`, and {held}"
+            raise _Refused(f"`{name}` is updated in place after the `if` (line {line + ctx.positions.line_offset}) "
+                           f"and {why}: a select hands on a new array, so NumPy's update of the array "
+                           f"`{name}` was bound to would be lost (make it a new array in every branch: "
+                           f"`{name} = np.array(...)`, or update it with `{name} = {name} + ...`)")
+
+
+def _updated_after(fn, node, name, parents) -> int | None:
+    """The first line after ``node`` (within ``fn``) that writes into ``name``'s array in place
+    while ``name`` may still hold what the `if` handed on: a write after a statement that rebinds
+    ``name`` in the write's own block, or in a block around it, after the `if`
+    (``x = np.array(x); x[0] = v``), writes the new array."""
+    end = (node.end_lineno, node.end_col_offset)
+
+    def root(t):
+        while isinstance(t, (ast.Subscript, ast.Attribute)):
+            t = t.value
+        return t.id if isinstance(t, ast.Name) else None
+
+    def rebinds(st) -> bool:
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(
+            st, (ast.AnnAssign, ast.For)) else []
+        return any(isinstance(t, ast.Name) and t.id == name for t in targets)
+
+    def rebound_before(n) -> bool:
+        cur = n
+        while cur is not fn and cur is not None:
+            parent = parents.get(cur)
+            block = paths._block_of(parent, cur) if parent is not None else None
+            if block is not None:
+                for st in block[:block.index(cur)]:
+                    if (st.lineno, st.col_offset) >= end and rebinds(st):
+                        return True
+            cur = parent
+        return False
+
+    for n in ast.walk(fn):
+        if not hasattr(n, "lineno") or (n.lineno, n.col_offset) < end:
+            continue
+        hit = False
+        if isinstance(n, ast.AugAssign) and root(n.target) == name:
+            hit = True
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            hit = any(isinstance(t, ast.Subscript) and root(t) == name for t in targets)
+        elif isinstance(n, ast.Call):
+            f = n.func
+            hit = (isinstance(f, ast.Attribute) and f.attr in _WRITING_METHODS and root(f.value) == name) or any(
+                k.arg == "out" and name in {x.id for x in ast.walk(k.value) if isinstance(x, ast.Name)}
+                for k in n.keywords)
+        if hit and not rebound_before(_statement_of(n, parents)):
+            return n.lineno
+    return None
+
+
+def _statement_of(n, parents):
+    """The statement that holds the expression ``n`` (``n`` itself when it is one)."""
+    while n is not None and not isinstance(n, ast.stmt):
+        n = parents.get(n)
+    return n
 
 
 def _needs(bodies, assigned) -> set[str]:
