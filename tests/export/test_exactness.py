@@ -181,3 +181,37 @@ def test_dynamic_batch_assignment_into_some_rows_names_the_line_and_the_limitati
 def test_svd_is_refused_at_onnx_export_naming_the_call_and_line(tmp_path):
     # ONNX has no singular value decomposition: refused, not approximated
     _refused_at_onnx(cases.singular_values, "numpy.linalg.svd", tmp_path / "s.onnx")
+
+
+@leapp.compile
+def _det_guarded_inverse(m):
+    d = np.linalg.det(m)
+    s, logabs = np.linalg.slogdet(m)
+    return d * 2.0, s, logabs
+
+
+def test_det_and_slogdet_of_a_singular_matrix_export_as_numpy_gives_them(tmp_path):
+    # LAPACK skips a zero pivot (its column below is zero too): det 0, slogdet (0, -inf); the
+    # unrolled elimination divided by it, and the file gave NaN (an `abs(det) < eps` guard then
+    # took the other branch). The export check's all-zero input is what finds it.
+    _det_guarded_inverse(np.array([[2.0, 1, 0], [1, 2, 0], [0, 0, 1]]))
+    info = _det_guarded_inverse.export(str(tmp_path / "det.onnx"))
+    assert "all-zero float inputs" in info["checked"]["inputs"]
+    for m in (np.zeros((3, 3)), np.diag([1.0, 0.0, 1.0]), np.ones((3, 3)), np.array([[1.0, 2, 3], [2, 4, 6], [0, 1, 1]])):
+        got = _ort(tmp_path / "det.onnx", {"m": m})
+        want = _det_guarded_inverse.fn(m)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(np.abs(g), np.abs(w), atol=1e-12)  # the sign of a zero det aside
+            assert np.sign(g) == np.sign(w) or w == 0
+
+
+def test_the_export_check_runs_the_file_on_all_zero_inputs(tmp_path, monkeypatch):
+    # a file wrong only where every input is zero (a robot at rest) is refused, not written
+    from leapp.export import lowering
+
+    real = lowering._eliminate
+    monkeypatch.setattr(lowering, "_eliminate", lambda a, b, factor_only=False: real(a, b))
+    _det_guarded_inverse(np.array([[2.0, 1, 0], [1, 2, 0], [0, 0, 1]]))
+    with pytest.raises(ExportError, match="all-zero float inputs"):
+        _det_guarded_inverse.export(str(tmp_path / "det.onnx"))
+    assert not (tmp_path / "det.onnx").exists()

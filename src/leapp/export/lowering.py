@@ -901,12 +901,15 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 MAX_ELIMINATION = 32  # Gauss-Jordan is unrolled: n steps of O(n) graph nodes each
 
 
-def _eliminate(a, b):
+def _eliminate(a, b, factor_only=False):
     """Gauss-Jordan with partial pivoting on ``[a | b]``: returns (solution, pivots, row swaps).
 
     Unrolled over the (static) matrix size. Partial pivoting, as LAPACK's getrf:
     the values agree with NumPy within rounding for non-singular matrices; a
-    singular one gives inf/NaN where NumPy raises LinAlgError.
+    singular one gives inf/NaN where NumPy raises LinAlgError. ``factor_only``
+    (``det``, ``slogdet``: only the pivots are used): a zero pivot, whose column
+    below is zero too, eliminates nothing, as getrf skips it, so the later pivots
+    stay finite and the determinant of a singular matrix is 0, not 0/0.
     """
     n = a.shape[-1]
     if n > MAX_ELIMINATION:
@@ -919,8 +922,15 @@ def _eliminate(a, b):
         order = torch.where(rows == k, p.unsqueeze(-1), torch.where(rows == p.unsqueeze(-1), k, rows))
         m = torch.gather(m, -2, order.unsqueeze(-1).expand(m.shape))
         pivot = m[..., k, k]
-        top = m[..., k, :] / pivot.unsqueeze(-1)
-        factors = torch.where(rows == k, torch.zeros_like(m[..., :, k]), m[..., :, k])
+        if factor_only:
+            zero = (pivot == 0).unsqueeze(-1)
+            top = torch.where(zero, m[..., k, :], m[..., k, :] / torch.where(zero, torch.ones_like(pivot.unsqueeze(-1)),
+                                                                                pivot.unsqueeze(-1)))
+            column = torch.where(zero, torch.zeros_like(m[..., :, k]), m[..., :, k])
+        else:
+            top = m[..., k, :] / pivot.unsqueeze(-1)
+            column = m[..., :, k]
+        factors = torch.where(rows == k, torch.zeros_like(m[..., :, k]), column)
         m = m - factors.unsqueeze(-1) * top.unsqueeze(-2)
         m = torch.where((rows == k).unsqueeze(-1), top.unsqueeze(-2), m)
         pivots.append(pivot)
@@ -930,7 +940,7 @@ def _eliminate(a, b):
 
 def linalg_slogdet(a):
     """(sign, log|det|) from the pivots: a zero pivot gives (0, -inf), as NumPy."""
-    _, pivots, swaps = _eliminate(a, a[..., :, :0])
+    _, pivots, swaps = _eliminate(a, a[..., :, :0], factor_only=True)
     flips = swaps.to(torch.int64).sum(-1, keepdim=True) % 2 + (pivots < 0).to(torch.int64).sum(-1, keepdim=True)
     sign = (1 - 2 * (flips % 2)).to(a.dtype) * (pivots != 0).all(-1, keepdim=True).to(a.dtype)
     logabs = torch.log(pivots.abs()).sum(-1, keepdim=True)
@@ -983,7 +993,7 @@ def linalg_solve(a, b, *, left=True):
 def linalg_det(a):
     if a.shape[-1] == 0:
         return torch.linalg.det(a)
-    _, pivots, swaps = _eliminate(a, a[..., :, :0])
+    _, pivots, swaps = _eliminate(a, a[..., :, :0], factor_only=True)
     # (dimensions kept: the exporter would retype 0-d float64 products as float32)
     sign = 1 - 2 * (swaps.to(torch.int64).sum(-1, keepdim=True) % 2)
     return (pivots.prod(-1, keepdim=True) * sign.to(a.dtype)).squeeze(-1)

@@ -217,11 +217,12 @@ def _draw(spec, rng, like, shape=None):
 # Edge inputs, one kind per case so one kind cannot mask another (a NaN in a row hides its inf)
 EDGE_KINDS = {"NaN": np.array([np.nan]), "±inf": np.array([np.inf, -np.inf]),
               "±0.0": np.array([-0.0, 0.0])}
-EDGE_LABELS = (*(f"inputs with {k}" for k in EDGE_KINDS), "negative integers")
+EDGE_LABELS = (*(f"inputs with {k}" for k in EDGE_KINDS), "all-zero float inputs", "negative integers")
 
 
 def _edge_cases(example, rng, *, no_inf=False):
-    """Check inputs at NumPy's edges: NaN, ±inf, ±0.0 in float inputs; negated integers.
+    """Check inputs at NumPy's edges: NaN, ±inf, ±0.0 in float inputs, every float input zero;
+    negated integers.
 
     Each is the example with some elements replaced, so shapes, index ranges
     and the other inputs stay those of a valid call.
@@ -243,6 +244,8 @@ def _edge_cases(example, rng, *, no_inf=False):
             flat[picks] = values[np.arange(picks.size) % values.size]
             case[name] = v
         cases.append((f"inputs with {kind}", case))
+    if floats:  # a robot at rest: zero angles, velocities, a zero matrix (a singular det, a 0/0)
+        cases.append(("all-zero float inputs", {**example, **{n: np.zeros_like(example[n]) for n in floats}}))
     signed = [n for n, v in example.items() if v.dtype.kind == "i" and v.size and np.any(v != 0)]
     if signed:
         case = dict(example)
