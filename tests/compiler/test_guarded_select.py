@@ -120,3 +120,40 @@ def test_in_a_loop_body_the_solvers_still_refuse():
                         "        v = np.linalg.solve(m, v) + 1", "    return v", ""])
     found = [d for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
     assert found and "raises on some inputs" in found[0].message
+
+
+def singular_values_if_finite(m):
+    if not np.isfinite(m).all():
+        return np.zeros(3)
+    return np.linalg.svd(m, compute_uv=False)
+
+
+def spectrum_if_clean(m):
+    if np.isnan(m).any():
+        return np.zeros(3)
+    return np.linalg.eigvalsh(m)
+
+
+def pseudo_inverse_if_finite(m):
+    if np.isfinite(m).all():
+        return np.linalg.pinv(m).sum(axis=0)  # a 3x2 matrix: guarded with a rectangular identity
+    return np.zeros(3)
+
+
+@pytest.mark.parametrize("fn,example", [(singular_values_if_finite, np.eye(3) * 2.0),
+                                        (spectrum_if_clean, np.diag([1.0, 2.0, 3.0])),
+                                        (pseudo_inverse_if_finite, np.array([[1.0, 2.0], [0.0, 1.0], [1.0, 0.0]]))])
+def test_a_decomposition_on_a_side_a_nan_input_does_not_take_is_guarded(fn, example):
+    # NumPy and torch raise LinAlgError on a NaN in svd/eigvalsh/pinv; the select ran the
+    # decomposition on the NaN input too, and the call raised where NumPy returns zeros
+    cf = leapp.compile(fn)
+    assert all(b.converted for b in cf.source.branches)
+    nan = example.copy()
+    nan[0, 0] = np.nan
+    inf = example.copy()
+    inf[-1, -1] = -np.inf
+    cf(example)
+    for m in (example * 3, nan, inf, example):
+        got, want = cf(m), fn(m)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)  # LAPACK builds differ in ulps

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConversionError
+from ..table.guards import RECTANGULAR_LINALG
 from . import math_calls, state
 from .traced import TracedNpArray
 
@@ -91,8 +92,9 @@ def guarded(name, args):
     on = sides[0]
     for c in sides[1:]:
         on = np.logical_and(on, c)
-    eye = np.eye(m.shape[-1], dtype=m.dtype) if m.shape[-1] == m.shape[-2] else None
-    if eye is None:  # not square: NumPy raises on every input alike
+    if m.shape[-1] == m.shape[-2] or name in RECTANGULAR_LINALG:
+        eye = np.eye(m.shape[-2], m.shape[-1], dtype=m.dtype)
+    else:  # not square: NumPy raises on every input alike
         return args
     return (np.where(on, m, eye), *args[1:])
 

@@ -13,7 +13,14 @@ calls (``ast_pass.convert.plan``); the first argument is the matrix guarded.
 from __future__ import annotations
 
 GUARDED_LINALG = frozenset({"numpy.linalg.inv", "numpy.linalg.solve", "numpy.linalg.cholesky",
-                            "numpy.linalg.matrix_power"})
+                            "numpy.linalg.matrix_power",
+                            # decompositions raise LinAlgError on a NaN or inf (NumPy and torch alike)
+                            "numpy.linalg.eigh", "numpy.linalg.eigvalsh", "numpy.linalg.eig",
+                            "numpy.linalg.eigvals", "numpy.linalg.svd", "numpy.linalg.svdvals",
+                            "numpy.linalg.pinv", "numpy.linalg.matrix_rank"})
+# Of those, the ones a rectangular matrix is an input of: guarded with a rectangular identity.
+RECTANGULAR_LINALG = frozenset({"numpy.linalg.svd", "numpy.linalg.svdvals", "numpy.linalg.pinv",
+                                "numpy.linalg.matrix_rank"})
 
 # NumPy calls that do not return on a matrix holding inf here (OpenBLAS's gesdd loops:
 # `np.linalg.svd(np.diag([np.inf, 1.0, 1.0]))` never ends). The export check does not run NumPy
