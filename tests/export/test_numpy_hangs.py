@@ -10,20 +10,28 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_exporting_a_graph_with_svd_does_not_hang_on_numpys_inf_inputs(tmp_path):
-    (tmp_path / "svd_user.py").write_text(textwrap.dedent("""\
-        import numpy as np
-        import leapp
+PROJECT = """\
+    @leapp.compile
+    def project(m):
+        U, s, Vh = np.linalg.svd(m)
+        return U @ Vh
+"""
+UNUSED = """\
+    @leapp.compile
+    def project(m):
+        U, s, Vh = np.linalg.svd(m)  # unused: the graph drops it, the function still runs it
+        return m * 2.0
+"""
 
 
-        @leapp.compile
-        def project(m):
-            U, s, Vh = np.linalg.svd(m)
-            return U @ Vh
-        """))
+@pytest.mark.parametrize("body", [PROJECT, UNUSED], ids=["used", "unused"])
+def test_exporting_a_graph_with_svd_does_not_hang_on_numpys_inf_inputs(tmp_path, body):
+    (tmp_path / "svd_user.py").write_text("import numpy as np\nimport leapp\n\n\n" + textwrap.dedent(body))
     script = textwrap.dedent(f"""\
         import sys
         sys.path.insert(0, {str(tmp_path)!r})

@@ -52,6 +52,7 @@ class CompiledNode:
         self.notes = list(notes)
         self.validation = None
         self.scalar_operands = []  # (value, op, loc) of NumPy scalars the trace met as operands
+        self.recorded_calls: frozenset = frozenset()  # the trace's ops, dropped ones too (from_trace)
         self.backend = "fx"
         self._runner = None  # code compiled from the graph (a backend), or None: the GraphModule runs
         self._compiled_for = None  # [(shape, dtype)] of each input, for a compiled runner
@@ -74,6 +75,9 @@ class CompiledNode:
         specs = {k: (np.dtype(n.dtype), tuple(n.shape)) for k, n in trace.inputs.items()}
         node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes, input_specs=specs)
         node.scalar_operands = _numpy_scalar_operands(trace)
+        # every NumPy call the function made, also those whose result the graph drops (an unused
+        # svd): what running the function again on an input does (export/write.py's NUMPY_HANGS_ON_INF)
+        node.recorded_calls = frozenset(n.op for n in trace.nodes)
         node._self_check(trace, checked)
         node.fx_forward()  # the code every call and the differential check run: part of lowering
         return node
