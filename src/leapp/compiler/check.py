@@ -371,8 +371,11 @@ def _first_departure(cf, graph, args, kwargs, inputs) -> str:
                 f"see wrote into an operand's memory (a library's compiled code filling a buffer), "
                 f"or leapp's torch form of the call is wrong there (then please report it with "
                 f"cf.report())")
-    return ("No single node departs; the difference is in the accumulation of many (float sums "
-            "in another order): see docs/limitations.md")
+    return ("No recorded node departs from NumPy's value on that input (each agrees within 1e-5), so the "
+            "difference is made outside the ops leapp recorded: a write in place that NumPy shows "
+            "through another name (an alias or view of the written array, a NumPy scalar that became "
+            "an array), a value kept between calls, or, where the error is at rounding level, many "
+            "float sums accumulated in another order (docs/limitations.md)")
 
 
 # Calls whose graph makes a value fed inf or NaN NaN throughout (docs/limitations.md): what NumPy
