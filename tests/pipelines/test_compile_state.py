@@ -91,3 +91,25 @@ def test_a_state_keeps_its_shape_and_the_return_is_a_pair():
         no_pair(np.ones(2))
     with pytest.raises(LeappError, match=r"no parameter for state \['other'\]"):
         leapp.compile(_no_pair, state={"other": np.zeros(2)})
+
+
+def _counted(x, t):
+    return x * t, {"t": t + 1.0}
+
+
+def test_a_python_number_state_keeps_numpys_weak_typing():
+    # carried as a 0-d float64 array it was strongly typed: x32 * t came back float64 from the
+    # first call, where NumPy's loop (a Python float carried) gives float32
+    cf = leapp.compile(_counted, state={"t": 0.5})
+    x = np.linspace(-1, 1, 3).astype(np.float32)
+    t = 0.5
+    for _ in range(4):
+        got = cf(x)
+        want, new = _counted(x, t)
+        t = new["t"]
+        assert got.dtype == want.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+        assert type(cf.state["t"]) is float and cf.state["t"] == t
+    assert len(cf.graphs) == 1  # the number is an input, not one graph per value
+    cf.reset()
+    assert cf.state == {"t": 0.5}

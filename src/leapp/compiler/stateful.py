@@ -45,17 +45,18 @@ class StatefulFunction(CompiledFunction[..., Any]):
         if missing:
             raise LeappError(f"leapp.compile({self.name}, state=...): the function has no parameter for "
                              f"state {missing}; it takes each state as a parameter of the same name")
-        self.initial = {k: np.array(record.plain(v), copy=True) for k, v in state.items()}
-        self._state = {k: v.copy() for k, v in self.initial.items()}
+        self.initial = {k: v if _python_number(v) else np.array(record.plain(v), copy=True)
+                        for k, v in state.items()}
+        self._state = {k: _copied(v) for k, v in self.initial.items()}
 
     @property
-    def state(self) -> dict[str, np.ndarray]:
-        """The values the next call starts from (copies)."""
-        return {k: v.copy() for k, v in self._state.items()}
+    def state(self) -> dict[str, Any]:
+        """The values the next call starts from (copies; a Python number stays one)."""
+        return {k: _copied(v) for k, v in self._state.items()}
 
     def reset(self) -> None:
         """State back to its initial values."""
-        self._state = {k: v.copy() for k, v in self.initial.items()}
+        self._state = {k: _copied(v) for k, v in self.initial.items()}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = super().__call__(*args, **self._with_state(args, kwargs))
@@ -107,14 +108,31 @@ class StatefulFunction(CompiledFunction[..., Any]):
                              f"{sorted(self._state)}")
         carried = {}
         for name, value in new.items():
-            value = np.array(record.plain(value), copy=True)
-            want = self.initial[name]
-            if value.shape != want.shape or value.dtype != want.dtype:
-                raise LeappError(f"{self.name}: state {name!r} is {want.dtype}{list(want.shape)} but the "
-                                 f"function returned {value.dtype}{list(value.shape)} for it; a state keeps "
-                                 f"its shape and dtype from call to call")
-            carried[name] = value
+            # a Python number (NumPy's weak typing: `x32 * t` stays float32) is carried as one, so
+            # the next call sees what NumPy's would; anything else as an array
+            kept = value if _python_number(value) else np.array(record.plain(value), copy=True)
+            got, want = np.asarray(kept), np.asarray(self.initial[name])
+            if got.shape != want.shape or got.dtype != want.dtype or _python_number(kept) != _python_number(
+                    self.initial[name]):
+                raise LeappError(f"{self.name}: state {name!r} is {_describe(self.initial[name])} but the "
+                                 f"function returned {_describe(kept)} for it; a state keeps its type, shape "
+                                 f"and dtype from call to call")
+            carried[name] = kept
         return out, carried
+
+
+def _python_number(v) -> bool:
+    return type(v) in (bool, int, float, complex)
+
+
+def _copied(v):
+    return v if _python_number(v) else v.copy()
+
+
+def _describe(v) -> str:
+    if _python_number(v):
+        return f"a Python {type(v).__name__}"
+    return f"{v.dtype}{list(v.shape)}"
 
 
 def _output_names(spec):
