@@ -31,6 +31,9 @@ def _literal(node: ast.expr):
     return node.value if isinstance(node, ast.Constant) else ...
 
 
+_NUMBER_HINT_CODES = frozenset({"LP201", "LP202", "LP205", "LP303"})
+
+
 class Positions:
     """ast columns are UTF-8 byte offsets; diagnostics count characters."""
 
@@ -86,7 +89,35 @@ class Walker(Facts):
     def report(self, code: str, node: ast.AST, message: str, fix: Fix | None = None) -> None:
         line, col = self.positions.start(node)
         end_line, end_col = self.positions.end(node)
+        hint = self._number_hint(code, node)
+        if hint:
+            message = f"{message} {hint}"
         self.diagnostics.append(Diagnostic(code, message, self.path, line, col, end_line, end_col, fix))
+
+    def _number_hint(self, code: str, node: ast.AST) -> str:
+        """For a read of a value into Python (a size, ``float()``, ``max()``, an ``if``) whose
+        operand is a bare parameter with no annotation: lint takes such a parameter for an array,
+        so say how to declare a Python number (then leapp traces one graph per value)."""
+        if code not in _NUMBER_HINT_CODES or not self.functions:
+            return ""
+        fn = self.functions[-1]
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ""
+        a = fn.args
+        bare = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs) if x.annotation is None}
+        inner = {id(n.value) for n in ast.walk(node) if isinstance(n, (ast.Attribute, ast.Subscript))}
+        inner |= {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+        if code != "LP303":  # a NumPy call's operand (`np.abs(x).max() > 1`) is an array's use
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call) and (self.call_name(call) or "").startswith("numpy."):
+                    inner |= {id(n) for arg in (*call.args, *(k.value for k in call.keywords)) for n in ast.walk(arg)}
+        names = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in bare
+                        and id(n) not in inner and n.id not in ("self", "cls")})
+        if not names:
+            return ""
+        n = names[0]
+        return (f"If `{n}` is a Python number, not an array, annotate it (`{n}: int` or `{n}: float`): "
+                f"leapp then traces one graph per value of `{n}`.")
 
     def claim(self, node: ast.AST) -> None:
         self._claimed.add(id(node))
