@@ -179,6 +179,15 @@ def rebound_then_written_after(x):
     return y
 
 
+def rebound_on_some_paths_then_updated(x):
+    t = np.minimum(x, 1.0)
+    if x.mean() < 0:
+        if x[0] > -1:  # t is new on this path only: the other keeps the function's own t
+            t = t * 2
+    t /= 2
+    return t
+
+
 def _same(got, want):
     same(got, want, rtol=1e-6, atol=1e-6)
 
@@ -220,13 +229,14 @@ def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(
     assert len(cf.graphs) == 1
 
 
-@pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after])
+@pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after,
+                                rebound_on_some_paths_then_updated])
 def test_an_update_after_the_if_of_an_array_the_function_owns_converts(fn):
     # the select hands on a new array; an update after the `if` is exact when no one else holds
     # what the branches bound (the refusals below are the other case)
     cf = leapp.compile(fn)
     assert cf.diagnostics == [] and all(b.converted for b in cf.source.branches)
-    for x in (np.array([1.0, 2.0], F32), np.array([-3.0, 4.0], F32)):
+    for x in (np.array([1.0, 2.0], F32), np.array([-3.0, 4.0], F32), np.array([-0.5, -2.0], F32)):
         keep = x.copy()
         _same(cf(x), fn(x.copy()))
         np.testing.assert_array_equal(x, keep)

@@ -510,7 +510,7 @@ def _plan_if(node, ctx):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
         checker.block(body, returns="none")
         copies.append(tuple(sorted(checker.claimed)))
-        ends.append(set(checker.fresh))
+        ends.append((set(checker.fresh), set(checker.rebound)))
     written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
     assigned = set().union(*(_stored(b) for b in bodies)) | written
     for name in sorted(assigned & facts.declared):
@@ -541,15 +541,22 @@ def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) ->
         if line is None:
             continue
         for i, body in enumerate(bodies):
+            arm = _arm_name(i, n_arms) if i < len(ends) else "the input that takes no branch"
             if name in _stored(body):
-                if name in ends[i]:
+                fresh, rebound = ends[i]
+                if name in rebound:
+                    why = f"{arm} binds it to an array it did not make"
+                elif name in fresh:
                     continue
-                why = f"{_arm_name(i, n_arms)} binds it to an array it did not make"
+                else:  # bound to new arrays on some of the branch's paths only: the others keep the old
+                    held = owned.refusal(name, node, [], facts, fn, ctx)
+                    if held is None:
+                        continue
+                    why = f"{arm} keeps the array from before the `if` on some paths, and {held}"
             else:
                 held = owned.refusal(name, node, [], facts, fn, ctx)
                 if held is None:
                     continue
-                arm = _arm_name(i, n_arms) if i < len(ends) else "the input that takes no branch"
                 why = f"{arm} keeps the array from before the `if`, and {held}"
             raise _Refused(f"`{name}` is updated in place after the `if` (line {line + ctx.positions.line_offset}) "
                            f"and {why}: a select hands on a new array, so NumPy's update of the array "
