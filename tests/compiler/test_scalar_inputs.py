@@ -309,3 +309,28 @@ def test_asarray_of_a_python_number_is_strongly_typed_and_stays_an_input():
             for g, w in zip(got, want, strict=True):
                 _same(g, w)
         assert len(cf.graphs) == 1
+
+
+def _filled(x, t):
+    return np.full_like(x, t), np.full(3, t), np.full((2, 3), t, dtype=np.float32)
+
+
+def test_a_python_number_fill_value_is_an_input_and_keeps_the_sign_of_zero(tmp_path):
+    # np.full(3, t) specialised t (one graph per value, baked into the export), and a traced fill
+    # was added to zeros: 0.0 + -0.0 is +0.0
+    cf = leapp.compile(_filled)
+    for t in (2.5, -0.0, 0.0, float("nan"), -3.0):
+        got, want = cf(X, t), _filled(X, t)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+    assert len(cf.graphs) == 1
+    import onnxruntime as ort
+
+    cf.export(str(tmp_path / "f.onnx"))
+    session = ort.InferenceSession(str(tmp_path / "f.onnx"), providers=["CPUExecutionProvider"])
+    assert "t" in [i.name for i in session.get_inputs()]
+    feed = {i.name: (np.array(-0.0) if i.name == "t" else X) for i in session.get_inputs()}
+    for g, w in zip(session.run(None, feed), _filled(X, -0.0), strict=True):
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))

@@ -391,6 +391,9 @@ def _weak_function(trace, name, entry, eager, args, kwargs, loc):
     if relevant is None and args and is_weak(args[0]) and not kwargs and len(args) == 1 and (
             isinstance(eager, type) and issubclass(eager, np.generic) or name in _CONVERSIONS):
         relevant = {id(args[0])}  # np.float32(t), np.asarray(t): the conversion of the number
+    fill = _fill_value(name, args, kwargs)
+    if fill is not None and is_weak(fill):  # np.full(3, t): the fill is a value, not a size
+        relevant = (relevant or set()) | {id(fill)}
     if relevant is None or any(id(w) not in relevant for w in weak):
         _specialise_weak(trace, weak, f"{name} with a Python-number argument it does not take as an array",
                          loc)
@@ -413,6 +416,18 @@ def _weak_function(trace, name, entry, eager, args, kwargs, loc):
             return record.wrap_results(trace, name, ir_args, ir_kwargs, result, loc, entry)
     _specialise_weak(trace, weak, f"{name} with a Python-number argument (NumPy's weak typing)", loc)
     return None  # unreachable
+
+
+_FILLS = {"numpy.full": 1, "numpy.full_like": 1}  # the position of fill_value
+
+
+def _fill_value(name, args, kwargs):
+    at = _FILLS.get(name)
+    if at is None:
+        return None
+    if kwargs and "fill_value" in kwargs:
+        return kwargs["fill_value"]
+    return args[at] if len(args) > at else None
 
 
 def _call_strong(eager, args, kwargs, dtype):

@@ -33,9 +33,9 @@ def _fill(m, value):
 
 @impl("numpy.full_like")
 def full_like(m, a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    if isinstance(fill_value, torch.fx.Proxy):
+    if isinstance(fill_value, torch.fx.Proxy):  # expanded, not added to zeros: 0.0 + -0.0 is +0.0
         base = torch.zeros_like(m.tensor(a), dtype=m.tdtype)
-        return base + m.cast(fill_value, m.dtype)
+        return m.cast(fill_value, m.dtype).expand_as(base).clone()
     if shape is not None:
         size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
         return torch.full(size, _fill(m, fill_value), dtype=m.tdtype)
@@ -45,7 +45,9 @@ def full_like(m, a, fill_value, dtype=None, order="K", subok=True, shape=None, *
 @impl("numpy.full")
 def full(m, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     size = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    return torch.zeros(size, dtype=m.tdtype) + _fill(m, fill_value)
+    if isinstance(fill_value, torch.fx.Proxy):  # expanded, not added to zeros: 0.0 + -0.0 is +0.0
+        return m.cast(fill_value, m.dtype).expand(size).clone()
+    return torch.full(size, _fill(m, fill_value), dtype=m.tdtype)
 
 
 @impl("numpy.linspace")
