@@ -136,3 +136,16 @@ def as_matrix(a, b):
 def test_a_matrix_directive_is_refused_naming_np_r():
     with pytest.raises(ProblemsError, match=r"np\.r_\['r', \.\.\.\]"):
         as_matrix(np.ones(2), np.zeros(2))
+
+
+def _polar(v):
+    r = math.sqrt(v[0] ** 2 + v[1] ** 2)
+    return r, math.atan2(v[1], v[0]), math.hypot(v[0], v[1]) * 2.0, r * np.float64(1.0)
+
+
+def test_a_math_result_returned_is_a_python_float_as_in_numpy():
+    cf = leapp.compile(_polar)
+    for v in (np.array([3.0, 4.0]), np.array([-1.0, 0.5])):
+        got, want = cf(v), _polar(v)
+        assert [type(g) for g in got] == [type(w) for w in want] == [float, float, float, np.float64]
+        np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-15)

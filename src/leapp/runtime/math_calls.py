@@ -142,6 +142,8 @@ def _weak_node(trace, node, depth=0):
         return made
     if node.op not in _WEAK_ARITHMETIC or node.shape != ():
         return None
+    if any(isinstance(a, (np.generic, np.ndarray)) for a in (*node.args, *(node.kwargs or {}).values())):
+        return None  # `r * np.float64(2)`: a NumPy operand makes NumPy's result a NumPy scalar
     operands = operand_nodes(node)
     found = [_weak_node(trace, n, depth + 1) for n in operands]
     return found[0] if operands and all(found) else None

@@ -268,7 +268,9 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
     scalars = ScalarOutputs(k for k, v in outs.items()
                             if (type(v) is TracedNpArray and v._lp_scalar) or isinstance(v, np.generic))
     # computed from Python-number arguments by Python's arithmetic (t * 2): a Python number
-    scalars.python = frozenset(k for k, v in outs.items() if scalar_args.is_weak(v))
+    # and `math` results (math.sqrt(v[0]) is a Python float in NumPy's run)
+    scalars.python = frozenset(k for k, v in outs.items() if scalar_args.is_weak(v) or (
+        k in scalars and _math_result(trace, v)))
     del result, outs, t_args, t_kwargs, mapping, value
     values = {}
     if keep_values:
@@ -301,6 +303,15 @@ def _report_escapes(trace):
                 f"leapp.compile(state={{...}}) (the value left there is NumPy's, untraced)")
         record.report(trace, "escape", "a traced array kept after the call", loc, text,
                       EscapeError, EscapeWarning)
+
+
+def _math_result(trace, v) -> bool:
+    if not getattr(trace, "math_results", None) or not isinstance(v, TracedNpArray):
+        return False
+    from . import math_calls
+
+    node = record.node_of(v)
+    return node is not None and math_calls._weak_node(trace, node) is not None
 
 
 class ScalarOutputs(frozenset):
