@@ -594,7 +594,7 @@ def _updated_after(fn, node, name, parents) -> int | None:
         return False
 
     for n in ast.walk(fn):
-        if not hasattr(n, "lineno") or (n.lineno, n.col_offset) < end:
+        if not isinstance(n, (ast.stmt, ast.expr)) or (n.lineno, n.col_offset) < end:
             continue
         hit = False
         if isinstance(n, ast.AugAssign) and root(n.target) == name:
