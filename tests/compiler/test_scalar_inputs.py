@@ -334,3 +334,19 @@ def test_a_python_number_fill_value_is_an_input_and_keeps_the_sign_of_zero(tmp_p
     feed = {i.name: (np.array(-0.0) if i.name == "t" else X) for i in session.get_inputs()}
     for g, w in zip(session.run(None, feed), _filled(X, -0.0), strict=True):
         np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+def _compared(x, t):
+    return x > t, x == t, np.clip(x, -t, t)
+
+
+def test_a_python_int_meeting_narrower_int_data_is_read_by_value():
+    # as a graph input it was cast to int8: 300 wrapped to 44 (`x > 300` True where NumPy 2 compares
+    # exactly: all False), 2**40 to 0; one graph per value is exact
+    cf = leapp.compile(_compared)
+    x = np.array([1, -2, 100, 0], np.int8)
+    cf(x, 3)
+    for t in (300, 2**40, 3, -100, 5):
+        for g, w in zip(cf(x, t), _compared(x, t), strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)

@@ -309,6 +309,10 @@ def _weak_ufunc(trace, name, ufunc, entry, eager, args, kwargs, loc):
         if is_weak(a):
             strong = _strong(a._lp_node)
             want = np.dtype(loops[i])
+            if type(a._lp_plain) is int and want.kind in "iu" and want != strong.dtype:
+                # a Python int meeting narrower integer data: NumPy compares it exactly (or raises)
+                # where it is out of the dtype's range, which no cast reproduces: one graph per value
+                raise Specialise(ports_of(trace, a) or (), f"{name} with a Python int meeting {want} data", loc)
             if strong.dtype != want:  # NumPy converts the Python number to the loop's dtype
                 strong = _converted(trace, strong, want, loc)
             ir_args.append(strong)
