@@ -81,7 +81,7 @@ def strengthened(trace, name, x, dtype, loc):
     value = np.asarray(x._lp_plain) if dtype is None else np.asarray(x._lp_plain, dtype=dtype)
     strong = _strong(x._lp_node)
     if strong.dtype != value.dtype:
-        strong = _converted(trace, strong, value.dtype, loc)
+        strong = _weak_cast(trace, x, strong, value.dtype, name, loc)
     return record.wrap(value, trace.add(name, (strong,), None, value.dtype, (), loc))
 
 
@@ -309,12 +309,8 @@ def _weak_ufunc(trace, name, ufunc, entry, eager, args, kwargs, loc):
         if is_weak(a):
             strong = _strong(a._lp_node)
             want = np.dtype(loops[i])
-            if type(a._lp_plain) is int and want.kind in "iu" and want != strong.dtype:
-                # a Python int meeting narrower integer data: NumPy compares it exactly (or raises)
-                # where it is out of the dtype's range, which no cast reproduces: one graph per value
-                raise Specialise(ports_of(trace, a) or (), f"{name} with a Python int meeting {want} data", loc)
             if strong.dtype != want:  # NumPy converts the Python number to the loop's dtype
-                strong = _converted(trace, strong, want, loc)
+                strong = _weak_cast(trace, a, strong, want, name, loc)
             ir_args.append(strong)
         else:
             ir_args.append(record.to_ir(trace, a, loc, name))
@@ -337,6 +333,17 @@ def _weak_ufunc(trace, name, ufunc, entry, eager, args, kwargs, loc):
 
 _CONVERSIONS = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray",
                           "numpy.atleast_1d", "numpy.atleast_2d", "numpy.atleast_3d"})
+
+
+def _weak_cast(trace, x, node, dtype, name, loc):
+    """The weak value ``x`` (over input ``node``) converted to ``dtype`` as NumPy converts it. A
+    Python int into an integer dtype narrower than int64 is read by value instead (one graph per
+    value): out of that dtype's range NumPy compares it exactly, clips to it or raises, which no
+    cast in a graph reproduces (``x_int8 > 300`` is all False; the cast would wrap 300 to 44)."""
+    dtype = np.dtype(dtype)
+    if type(x._lp_plain) is int and dtype.kind in "iu" and dtype != node.dtype:
+        raise Specialise(ports_of(trace, x) or (), f"{name} with a Python int meeting {dtype} data", loc)
+    return _converted(trace, node, dtype, loc)
 
 
 def _converted(trace, node, dtype, loc):
@@ -413,7 +420,7 @@ def _weak_function(trace, name, entry, eager, args, kwargs, loc):
                 strong = _strong(w._lp_node)
                 want = strong.dtype if dtype is None else dtype
                 if strong.dtype != want:
-                    strong = _converted(trace, strong, want, loc)
+                    strong = _weak_cast(trace, w, strong, want, name, loc)
                 mapping[id(w)] = strong
             ir_args = tuple(_ir(trace, a, loc, name, mapping) for a in args)
             ir_kwargs = {k: _ir(trace, v, loc, name, mapping) for k, v in kwargs.items()} if kwargs else None

@@ -12,6 +12,9 @@ def _operand(m, v, dtype, other_is_tensor):
     if isinstance(v, torch.fx.Proxy):
         return m.cast(v, dtype)
     if other_is_tensor and isinstance(v, (bool, int, float)):
+        if type(v) is int and np.dtype(dtype).kind in "iu" and -(2**63) <= v < 2**63:
+            with np.errstate(all="ignore"):  # NumPy's where stores 300 in int8 as 44; torch refuses
+                v = np.asarray(v).astype(dtype).item()
         return m.cast(v, dtype)
     return m.tensor(v, dtype)
 
