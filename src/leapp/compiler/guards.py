@@ -139,11 +139,6 @@ def _plain(value) -> bool:
     return type(value) is np.ndarray
 
 
-def _objects_dict(obj):
-    d = getattr(obj, "__dict__", None)
-    return d if isinstance(d, dict) and not isinstance(obj, (type, types.ModuleType)) else None
-
-
 def build(fn, trace, args, kwargs, arg_names) -> Guards | None:
     """The guards for one trace of ``fn`` (the user's function: its globals and closure) on
     ``args``/``kwargs`` (the call's own objects, as the user passed them)."""

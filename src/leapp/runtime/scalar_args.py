@@ -26,6 +26,8 @@ value (``compiler/scalar_inputs.py``), and every other scalar stays an input.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import operator
 
 import numpy as np
@@ -402,7 +404,7 @@ def _weak_function(trace, name, entry, eager, args, kwargs, loc):
     if relevant is None and args and is_weak(args[0]) and not kwargs and len(args) == 1 and (
             isinstance(eager, type) and issubclass(eager, np.generic) or name in _CONVERSIONS):
         relevant = {id(args[0])}  # np.float32(t), np.asarray(t): the conversion of the number
-    fill = _fill_value(name, args, kwargs)
+    fill = _fill_value(eager, args, kwargs)
     if fill is not None and is_weak(fill):  # np.full(3, t): the fill is a value, not a size
         relevant = (relevant or set()) | {id(fill)}
     if relevant is None or any(id(w) not in relevant for w in weak):
@@ -429,16 +431,25 @@ def _weak_function(trace, name, entry, eager, args, kwargs, loc):
     return None  # unreachable
 
 
-_FILLS = {"numpy.full": 1, "numpy.full_like": 1}  # the position of fill_value
-
-
-def _fill_value(name, args, kwargs):
-    at = _FILLS.get(name)
-    if at is None:
+def _fill_value(eager, args, kwargs):
+    """The argument a NumPy function names ``fill_value`` (``np.full``, ``np.full_like``): read from
+    its own signature, so every function that has one is covered, and None for the others."""
+    params = _fill_params(eager)
+    if params is None:
         return None
     if kwargs and "fill_value" in kwargs:
         return kwargs["fill_value"]
+    at = params.index("fill_value")
     return args[at] if len(args) > at else None
+
+
+@functools.lru_cache(maxsize=256)
+def _fill_params(eager):
+    try:
+        names = list(inspect.signature(eager).parameters)
+    except (TypeError, ValueError):  # a C function without a signature
+        return None
+    return names if "fill_value" in names else None
 
 
 def _call_strong(eager, args, kwargs, dtype):
