@@ -11,9 +11,11 @@ NumPy, for one observation and for a batch of 4096. Timings interleave the
 candidates round by round and keep each one's best round, so a busy machine
 slows them alike. For the default it also prints the time of the first call
 (trace, no compile) and the time until the fused tier serves, calling all the
-while, with the longest single call meanwhile (the compile runs in a
-background thread: calls share the interpreter with it but never wait for
-it). The first inductor compile of the process (the default's, at batch 1)
+while, with the latency of the calls meanwhile (median, p99, p99.9, max)
+beside the same number of FX calls made after it with no compile running:
+the compile runs in a background thread, so calls never wait for it but
+share the interpreter lock with it, and the difference between the two lines
+is what that costs them (a loaded machine's own hiccups show in both). The first inductor compile of the process (the default's, at batch 1)
 also imports inductor. Goals (issue 11, 21): a leapp call within 1.2x of its
 graph at batch 1; the default call and ``tier="inductor"`` at most 1.0x
 ``torch.compile`` at both batch sizes.
@@ -81,28 +83,43 @@ def same(a, b):
 
 
 def until_tiered(auto, inputs, expected, limit=600.0):
-    """Call ``auto`` until its tier is decided: (first call s, s until decided, calls, longest call s)."""
+    """Call ``auto`` until its tier is decided: (first call s, s until decided, every later call's s)."""
     t0 = time.perf_counter()
     got = auto(**inputs)
     first = time.perf_counter() - t0
     if not same(expected, got):
         raise SystemExit("leapp default differs from NumPy on its first call")
-    calls_made, longest = 1, 0.0
+    latencies = []
     while auto.tiers[-1] in ("cold", "compiling"):
         t = time.perf_counter()
         got = auto(**inputs)
-        longest = max(longest, time.perf_counter() - t)
-        calls_made += 1
+        latencies.append(time.perf_counter() - t)
         if time.perf_counter() - t0 > limit:
             raise SystemExit(f"the fused tier was not decided within {limit:.0f} s")
     if not same(expected, got):
         raise SystemExit("leapp default differs from NumPy while its tier compiled")
-    return first, time.perf_counter() - t0, calls_made, longest
+    return first, time.perf_counter() - t0, latencies
+
+
+def quiet_latencies(fx, inputs, n):
+    """Seconds of each of ``n`` calls of the FX tier with no compile running: what the calls made
+    while the fused tier compiled are compared with (a loaded machine's own hiccups show in both)."""
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fx(**inputs)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def tail(latencies) -> str:
+    a = np.asarray(latencies) * 1e3
+    return f"median {np.median(a):.3f} ms, p99 {np.percentile(a, 99):.3f} ms, p99.9 {np.percentile(a, 99.9):.2f} ms, max {a.max():.1f} ms"
 
 
 def calls(session):
     """Per batch: {candidate: seconds per call}, compile seconds of the compiling candidates, and
-    the default's (first call, until the fused tier serves, calls meanwhile, longest call)."""
+    the default's (first call, until the fused tier serves, every call meanwhile) and the FX tier's latencies with no compile running."""
     auto = leapp.compile(robot_obs.step, tier="auto")
     fx = leapp.compile(robot_obs.step, tier="fx")
     ind = leapp.compile(robot_obs.step, tier="inductor")
@@ -112,6 +129,7 @@ def calls(session):
         inputs = robot_obs.example_inputs(batch=batch)
         expected = robot_obs.step(**inputs)
         tiered = until_tiered(auto, inputs, expected, TIER_LIMIT)
+        quiet = quiet_latencies(fx, inputs, min(len(tiered[2]), 20000)) if tiered[2] else []
         compile_s = {}
         for name, f in (("leapp fx", fx), ("leapp inductor", ind), ("torch.compile", tc)):
             t = time.perf_counter()
@@ -122,7 +140,7 @@ def calls(session):
             if not same(expected, got):
                 raise SystemExit(f"{name} differs from NumPy at batch {batch}")
         timed = interleaved(candidates(auto, fx, ind, tc, session, inputs), rounds, per_round)
-        out[batch] = (timed, compile_s, tiered, auto.backends[-1], auto.format_report().splitlines()[-1])
+        out[batch] = (timed, compile_s, tiered, quiet, auto.backends[-1], auto.format_report().splitlines()[-1])
     return out
 
 
@@ -194,15 +212,18 @@ def main():
     print(f"(one eager NumPy call, batch 1: {eager * 1e6:.0f} us)")
     print()
     print("calls, single thread, interleaved best round; ratio to NumPy (and microseconds per call)")
-    for batch, (t, compile_s, tiered, serving, tier_line) in measured.items():
-        first, until, n_calls, longest = tiered
+    for batch, (t, compile_s, tiered, quiet, serving, tier_line) in measured.items():
+        first, until, during = tiered
         print(f"batch {batch}:")
         for name, sec in t.items():
             print(f"  {name:<22} {sec / t['numpy']:6.2f}x  {sec * 1e6:10.1f} us")
         print(f"  leapp default call / torch.compile call:               {t['leapp default'] / t['torch.compile']:.2f} "
               f"(goal <= 1.0; the default runs {serving})")
         print(f"  leapp default: first call {first * 1e3:.1f} ms; tier decided after {until:.1f} s and "
-              f"{n_calls} calls, the longest call meanwhile {longest * 1e3:.1f} ms")
+              f"{len(during) + 1} calls")
+        if during:
+            print(f"    calls while the fused tier compiled: {tail(during)}")
+            print(f"    the same number of FX calls after, no compile running: {tail(quiet)}")
         print(f"  {tier_line.strip()}")
         print(f"  leapp fx call / its graph called directly:             {t['leapp fx'] / t['fx graph direct']:.2f} (goal <= 1.2 at batch 1)")
         print(f"  leapp default call / leapp inductor call:              {t['leapp default'] / t['leapp inductor']:.2f}")
