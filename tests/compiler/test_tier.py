@@ -1,8 +1,10 @@
 """tier="auto": the FX graph first, fused code compiled off the call path once a signature is hot.
 
-One test compiles with inductor for real (from the tier's background thread); the others replace
-the compiler with runners that are wrong in one way each, or that wait for the test's signal, so
-that what happens meanwhile is deterministic.
+Two tests compile for real: in a separate process (AOTInductor, the default way) and, where that
+process fails, in the tier's own background thread with inductor. The others replace the compiler
+with runners that are wrong in one way each, or that wait for the test's signal, so that what
+happens meanwhile is deterministic. The separate process itself (its reasons, its time limit, its
+end when the caller goes) is tested at the bottom.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import torch
 
 import leapp
 from leapp.compiler import tier
-from leapp.runtime import backends
+from leapp.runtime import backends, fused_process
 
 X = np.linspace(-3.0, 3.0, 64, dtype=np.float32).reshape(16, 4)
 
@@ -61,41 +63,65 @@ def test_options_and_the_environment_choose_the_tier(monkeypatch):
         leapp.compile(relu_scale, backend="tvm")
 
 
-def test_a_hot_signature_compiles_in_the_background_and_the_fast_call_uses_it(monkeypatch, hot_after_5):
-    """The real inductor compile, run from the tier's thread, while this thread traces other code."""
-    monkeypatch.delenv(tier.ENV, raising=False)
-    used = []
-    real = backends.compile_runner
+def _counting(monkeypatch, module, used):
+    """``module.compile_runner`` wrapped: which thread compiled, and each call of what it gave."""
+    real = module.compile_runner
 
-    def counting(graph_module, example_inputs, backend):
+    def counting(graph_module, example_inputs, *args):
         used.append(threading.current_thread() is not threading.main_thread())
-        runner = real(graph_module, example_inputs, backend)
+        runner = real(graph_module, example_inputs, *args)
 
         def run(*tensors):
             used.append("call")
             return runner(*tensors)
         return run
 
-    monkeypatch.setattr(backends, "compile_runner", counting)
-    x = np.linspace(-2.0, 2.0, 200_000, dtype=np.float32)
-    cf = leapp.compile(chain)
-    want = chain(x)
+    monkeypatch.setattr(module, "compile_runner", counting)
+
+
+def _hot_then_fused(cf, x, want, used, where):
     for _ in range(5):
         got = cf(x)
         assert got.dtype == want.dtype and np.array_equal(got, want)
     # while it compiles: this thread traces and runs another function, in a trace of its own
     other = leapp.compile(relu_scale, tier="fx")
     _equal(other(X), relu_scale(X))
-    assert cf.wait_for_tier(timeout=600)
+    assert cf.wait_for_tier(timeout=900)
     assert used[0] is True  # compiled off the main thread
     assert cf.backends == ["inductor"], cf.format_report()
-    assert "tier: inductor" in cf.format_report()
+    assert "tier: inductor" in cf.format_report() and where in cf.format_report()
     before = used.count("call")
     for _ in range(3):
         got = cf(x)  # the repeat call's fast path, after the swap
         assert got.dtype == want.dtype and np.array_equal(got, want)
     assert used.count("call") == before + 3
     assert torch.equal(cf(torch.from_numpy(x)), torch.from_numpy(want))  # tensors: the FX graph, as before
+
+
+def test_a_hot_signature_compiles_in_a_separate_process_and_the_fast_call_uses_it(monkeypatch, hot_after_5):
+    """The real AOTInductor compile, in a child process started from the tier's thread; this
+    process loads the package without importing inductor."""
+    monkeypatch.delenv(tier.ENV, raising=False)
+    used: list = []
+    _counting(monkeypatch, fused_process, used)
+    monkeypatch.setattr(backends, "compile_runner", lambda *a: pytest.fail("compiled in this process"))
+    x = np.linspace(-2.0, 2.0, 200_000, dtype=np.float32)
+    _hot_then_fused(leapp.compile(chain), x, chain(x), used, "in a separate process (AOTInductor)")
+
+
+def test_where_the_separate_process_fails_the_compile_runs_here_and_says_why(monkeypatch, hot_after_5, tmp_path):
+    """The child really starts and really fails (the graph's code it is given raises); the tier's
+    thread then compiles with inductor itself, and the report gives the child's reason. No
+    temporary folder is left behind."""
+    monkeypatch.delenv(tier.ENV, raising=False)
+    monkeypatch.setattr(fused_process, "_serialised", lambda gm: ("raise ValueError('no such op')\n", {}))
+    monkeypatch.setattr(fused_process.tempfile, "tempdir", str(tmp_path))
+    used: list = []
+    _counting(monkeypatch, backends, used)
+    x = np.linspace(-2.0, 2.0, 200_000, dtype=np.float32)
+    _hot_then_fused(leapp.compile(chain), x, chain(x), used,
+                    "in this process (the separate process could not: ValueError: no such op)")
+    assert not list(tmp_path.glob("leapp-fused-*"))
 
 
 def _flip_zero_signs(v):
@@ -113,10 +139,10 @@ WRONG = {
 def test_fused_code_that_would_change_a_result_is_not_swapped_in(monkeypatch, hot_after_5, how):
     change, reason = WRONG[how]
 
-    def wrong(graph_module, example_inputs, backend):
-        return lambda *tensors: {k: change(v) for k, v in graph_module(*tensors).items()}
+    def wrong(graph_module, example_inputs):
+        return lambda *tensors: {k: change(v) for k, v in graph_module(*tensors).items()}, "in a test"
 
-    monkeypatch.setattr(backends, "compile_runner", wrong)
+    monkeypatch.setattr(tier, "compile_fused", wrong)
     monkeypatch.setattr(tier, "measure", lambda fx, fused, tensors: (2.0, 1.0))  # "faster"
     cf = leapp.compile(relu_scale, tier="auto")
     for _ in range(6):
@@ -128,17 +154,17 @@ def test_fused_code_that_would_change_a_result_is_not_swapped_in(monkeypatch, ho
 
 
 def test_a_failed_or_slower_compile_stays_on_fx_and_says_why(monkeypatch, hot_after_5):
-    def failing(graph_module, example_inputs, backend):
+    def failing(graph_module, example_inputs):
         raise RuntimeError("no C compiler\nmore")
 
-    monkeypatch.setattr(backends, "compile_runner", failing)
+    monkeypatch.setattr(tier, "compile_fused", failing)
     cf = leapp.compile(relu_scale, tier="auto")
     for _ in range(6):
         cf(X)
     assert cf.wait_for_tier(timeout=60) and cf.backends == ["fx"]
     assert "the inductor compile failed (RuntimeError: no C compiler)" in cf.format_report()
 
-    monkeypatch.setattr(backends, "compile_runner", lambda gm, inputs, backend: gm)  # the same code
+    monkeypatch.setattr(tier, "compile_fused", lambda gm, inputs: (gm, "in a test"))  # the same code
     # timed as equal (a real timing of the same code twice is noise on a loaded machine: a test
     # that timed it failed when the second run happened to be faster)
     monkeypatch.setattr(tier, "measure", lambda fx, fused, tensors: (1.0, 1.0))
@@ -154,15 +180,15 @@ def test_calls_never_wait_for_the_compile_and_threads_see_one_result(monkeypatch
     the FX graph; after the swap the same fast-path objects reach the fused code."""
     release, compiled_calls = threading.Event(), []
 
-    def held(graph_module, example_inputs, backend):
+    def held(graph_module, example_inputs):
         assert release.wait(60)
 
         def run(*tensors):
             compiled_calls.append(1)
             return graph_module(*tensors)
-        return run
+        return run, "in a test"
 
-    monkeypatch.setattr(backends, "compile_runner", held)
+    monkeypatch.setattr(tier, "compile_fused", held)
     monkeypatch.setattr(tier, "measure", lambda fx, fused, tensors: (2.0, 1.0))
     cf = leapp.compile(relu_scale, tier="auto")
     want = relu_scale(X)
@@ -198,7 +224,7 @@ def test_calls_never_wait_for_the_compile_and_threads_see_one_result(monkeypatch
 
 def test_only_numpy_calls_count_and_tier_fx_never_compiles(monkeypatch, hot_after_5):
     compiled = []
-    monkeypatch.setattr(backends, "compile_runner", lambda gm, inputs, backend: compiled.append(1) or gm)
+    monkeypatch.setattr(tier, "compile_fused", lambda gm, inputs: (compiled.append(1) or gm, "in a test"))
     cf = leapp.compile(relu_scale, tier="auto")
     t = torch.from_numpy(X)
     for _ in range(10):
@@ -210,3 +236,44 @@ def test_only_numpy_calls_count_and_tier_fx_never_compiles(monkeypatch, hot_afte
         cf(X)
     assert cf.wait_for_tier(timeout=5) and not compiled and "tier: fx (no fused backend)" in cf.format_report()
     assert cf.tiers == [None]
+
+
+def _payload_folder(tmp_path, source):
+    torch.save({"source": source, "constants": {}, "inputs": [torch.zeros(2)]}, tmp_path / fused_process.PAYLOAD)
+    return tmp_path
+
+
+SLOW_SOURCE = "import time\ntime.sleep(120)\n"  # a compile that takes long: the child sits in it
+
+
+def test_the_compile_process_ends_when_its_caller_goes(tmp_path):
+    """The child's lifeline: when the caller's end of its standard input closes (the caller exited
+    or was killed), the child ends at once instead of compiling on for nobody."""
+    import subprocess
+    import sys
+
+    folder = _payload_folder(tmp_path, SLOW_SOURCE)
+    child = subprocess.Popen([sys.executable, "-m", "leapp.runtime.fused_process", str(folder)],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(3)  # it is compiling (sleeping in the graph's code)
+        child.stdin.close()
+        assert child.wait(30) == 70
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_compile_process_is_killed_at_its_time_limit_and_leaves_nothing(monkeypatch, tmp_path):
+    monkeypatch.setattr(fused_process, "_serialised", lambda gm: (SLOW_SOURCE, {}))
+    monkeypatch.setattr(fused_process.tempfile, "tempdir", str(tmp_path))
+    started = []
+    real_popen = fused_process.subprocess.Popen
+    monkeypatch.setattr(fused_process.subprocess, "Popen", lambda *a, **k: started.append(real_popen(*a, **k)) or started[-1])
+    cf = leapp.compile(relu_scale, tier="fx")
+    cf(X)
+    with pytest.raises(fused_process.Unavailable, match="took more than 3 s"):
+        fused_process.compile_runner(cf.graphs[-1], [torch.from_numpy(X)], timeout=3)
+    assert started and started[0].poll() is not None  # killed, and reaped
+    assert not fused_process._live and not list(tmp_path.glob("leapp-fused-*"))

@@ -4,10 +4,12 @@
 so the first call pays no compile. Once the signature is hot (``HOT_CALLS``
 NumPy calls, or ``HOT_SECONDS`` of time spent in the calls after the first,
 which makes the GraphModule and the call plan: whichever comes first), one
-background thread, at a lower scheduling priority where the system allows
-(its C compiler inherits it), compiles the graph with torch inductor
-(``runtime.backends``, the ``backend="inductor"`` path), and swaps the
-compiled code in only if
+background thread has the graph compiled ahead of time by AOTInductor in a
+separate process at a lower priority (``runtime/fused_process.py``: the
+compile shares no interpreter lock with the calls, and this process never
+imports inductor), or, where that process cannot, compiles it itself with
+torch inductor (``runtime.backends``, the ``backend="inductor"`` path), and
+swaps the compiled code in only if
 
 - on every check input it gives the FX graph's outputs exactly (dtype,
   shape, every value and the sign of every zero; NaN where NaN): the swap
@@ -83,6 +85,7 @@ class Tier:
         self.reason = None
         self.hot_at = None  # the call count at which the compile started
         self.compile_s = None
+        self.where = None  # which process compiled the fused code, and why not the separate one
         self.timing: Any = None  # (FX seconds, fused seconds) per call on the traced sample
         self.n_checked = 0
         self._lock = threading.Lock()
@@ -114,7 +117,6 @@ class Tier:
         return self._done.wait(timeout)
 
     def _promote(self):
-        _lower_priority()
         try:
             self._decide()
         except BaseException as exc:  # noqa: BLE001 - nothing may escape into the caller's process
@@ -126,7 +128,6 @@ class Tier:
         self.state, self.reason = "fx", reason
 
     def _decide(self):
-        from ..runtime.backends import compile_runner
         from ..runtime.dtypes import tensor_from_numpy
         from ..runtime.session_graph import _forward_of
 
@@ -134,7 +135,7 @@ class Tier:
         trace = self.graph.traced.trace
         arrays = [np.asarray(trace.input_values[n]) for n in node.input_names]
         t = time.perf_counter()
-        fused = compile_runner(node.graph_module, [tensor_from_numpy(a) for a in arrays], "inductor")
+        fused, self.where = compile_fused(node.graph_module, [tensor_from_numpy(a) for a in arrays])
         self.compile_s = time.perf_counter() - t
         fx = _forward_of(node.graph_module)
         checks = check_inputs(self.graph)
@@ -163,9 +164,22 @@ class Tier:
         if self.state == "inductor":
             fx_s, fused_s = self.timing
             return (f"tier: inductor (hot at call {self.hot_at}; compiled in {self.compile_s:.1f} s off the "
-                    f"call path; equal to the FX graph on {self.n_checked} input(s); {fused_s / fx_s:.2f}x "
+                    f"call path, {self.where}; equal to the FX graph on {self.n_checked} input(s); {fused_s / fx_s:.2f}x "
                     f"its time a call on the traced sample)")
         return f"tier: fx (auto, hot at call {self.hot_at}; inductor not used: {self.reason})"
+
+
+def compile_fused(graph_module, example_inputs):
+    """(runner, where it was compiled): in a separate process (``runtime/fused_process.py``), so that
+    the compile shares no interpreter lock with the calls; where that process cannot give one, in
+    this process's background thread with inductor, as ``tier="inductor"`` compiles."""
+    from ..runtime import backends, fused_process
+
+    try:
+        return fused_process.compile_runner(graph_module, example_inputs), "in a separate process (AOTInductor)"
+    except fused_process.Unavailable as exc:
+        runner = backends.compile_runner(graph_module, example_inputs, "inductor")
+        return runner, f"in this process (the separate process could not: {exc})"
 
 
 def check_inputs(graph):
@@ -234,15 +248,6 @@ def measure(fx, fused, tensors, rounds=7, round_s=0.002):
                 run(*tensors)
             best[i] = min(best[i], (time.perf_counter() - t) / n)
     return best[0], best[1]
-
-
-def _lower_priority():
-    """Nice this thread (Linux: a thread's own nice value; the compiler it starts inherits it), so
-    that the compile takes less CPU from the calls; the interpreter lock is still shared."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-    except (AttributeError, OSError):  # another system, or not allowed: compile at the same priority
-        pass
 
 
 def _first_line(exc):
