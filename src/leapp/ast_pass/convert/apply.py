@@ -58,14 +58,17 @@ class _Converter(cst.CSTTransformer):
             return updated
         self.applied += 1
         site = f"{self.path}:{branch.line}:{branch.col}"
-        if branch.construct == "early":
-            out = statements.convert_early(updated, branch, site)
-            self.pending[id(out.nodes[1])] = statements.pending_name(branch)
-            return out
         sites, cur = [], original
         while isinstance(cur, cst.If):
             sites.append(self._site(cur) if cur is not original else site)
             cur = cur.orelse
+        if branch.construct == "early":
+            out = statements.convert_early(updated, branch, sites)
+            held = iter(statements.pending_names(branch))
+            for node in out.nodes:  # each `_leapp.early` call, in order, holds one early return
+                if "_leapp.early(" in cst.Module([]).code_for_node(node).split("\n", 1)[0]:
+                    self.pending[id(node)] = next(held)
+            return out
         return statements.convert_if(updated, branch, sites)
 
     def leave_While(self, original, updated):

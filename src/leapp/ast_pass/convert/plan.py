@@ -66,6 +66,13 @@ class Branch:
     outputs: tuple = ()  # names assigned from the select
     bound: int = 0  # a bounded `while`: its most iterations
     copies: tuple = ()  # per branch function: the names it writes into on a private copy (convert.owned)
+    # construct "early": how many arms of the chain return early (``if a: return p`` / ``elif b:
+    # return q``), and the arm that does not return, which runs after them as a local function
+    # (``tail``: "else" for ``else: y = ...``, "if" for ``if c: y = ...`` / ``else: return z``,
+    # whose early test is ``not c``; "" for none), passed ``tail_params``, handing on ``outputs``
+    early: int = 1
+    tail: str = ""
+    tail_params: tuple = ()
 
     @property
     def converted(self) -> bool:
@@ -77,6 +84,13 @@ class Branch:
         if self.verdict == "loop":
             flows = f", {', '.join(self.outputs)} carried" if self.outputs else ""
             return f"line {self.line}: {what} converted to {self.bound} masked iterations{flows}"
+        if self.converted and self.construct == "early" and (self.early > 1 or self.tail):
+            tests = "an `if`/`elif` chain of early returns" if self.early > 1 else "an early `return`"
+            if self.tail == "if":
+                tests = "an `else` branch that returns (its test negated)"
+            rest = f", then the `{self.tail}` branch runs after it{' (' + ', '.join(self.outputs) + ')' if self.outputs else ''}" \
+                if self.tail else ""
+            return f"line {self.line}: {tests} converted to {self.early} early return(s) selected at the end{rest}"
         if self.converted:
             flows = f" ({', '.join(self.outputs)} selected)" if self.outputs else ""
             return f"line {self.line}: {what} converted to a select{flows}"
@@ -456,10 +470,10 @@ def plan_if(node: ast.If, ctx) -> Branch:
     line, col = ctx.positions.start(node)
     local = (node.lineno, node.col_offset)
     try:
-        construct, params, outputs, copies = _plan_if(node, ctx)
+        construct, params, outputs, copies, extra = _plan_if(node, ctx)
     except _Refused as exc:
         return Branch("if", line, col, local, "refused", str(exc))
-    return Branch(construct, line, col, local, "select", "", params, outputs, copies=copies)
+    return Branch(construct, line, col, local, "select", "", params, outputs, copies=copies, **extra)
 
 
 def _arm_checker(ctx, where, node, arm, facts, fn, *, guarded: bool = False) -> _Checker:
@@ -500,11 +514,22 @@ def _plan_if(node, ctx):
             params = _needs(bodies, assigned) | set().union(*map(set, copies))
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
                            ctx)
-            return "return", tuple(sorted(params)), (), tuple(copies)
-        if len(arms) == 1 and orelse is None and facts.parents.get(node) is fn:
-            return _plan_early(node, fn, facts, ctx)
-        raise _Refused("one branch returns and another does not (put the code after the `if` in an "
-                       "`else`, or return from every branch)")
+            return "return", tuple(sorted(params)), (), tuple(copies), {}
+        if facts.parents.get(node) is fn:
+            # `if a: return p` / `elif b: return q` / [`else: <no return>`] / rest is `if a: return p`,
+            # `if b: return q`, the `else` body, rest; `if c: <no return>` / `else: return z` / rest is
+            # `if not c: return z`, the `if` body, rest: a sequence of early returns Python runs alike
+            # an arm that raises exits too: it is planned with the others, and refused for raising
+            exits = [r or (bool(b) and isinstance(b[-1], ast.Raise)) for r, b in zip(returning, bodies, strict=True)]
+            if all(exits[:len(arms)]) and (orelse is None or not exits[-1]):
+                return _plan_early(node, fn, facts, ctx, [body for _, body in arms], orelse, "else")
+            if len(arms) == 1 and orelse is not None and exits == [False, True]:
+                return _plan_early(node, fn, facts, ctx, [orelse], bodies[0], "if")
+        raise _Refused("one branch returns and another does not, and the `if` is not at the top of the "
+                       "function body (put the code after the `if` in an `else`, or return from every branch)"
+                       if facts.parents.get(node) is not fn else
+                       "one branch returns and another does not, in a form leapp does not convert (an "
+                       "`if`/`elif` chain converts when its returning arms come first)")
     copies, ends = [], []
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
@@ -527,7 +552,7 @@ def _plan_if(node, ctx):
     _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
     # without an `else`, the input that takes no branch keeps what the names held before the `if`
     _check_updated_after(node, fn, facts, ctx, bodies if orelse else [*bodies, []], outputs, ends, len(arms))
-    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies)
+    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), {}
 
 
 def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) -> None:
@@ -651,22 +676,47 @@ def _arm_name(i, n_arms) -> str:
     return "the `if` branch" if i == 0 else "the `else` branch" if i == n_arms else "an `elif` branch"
 
 
-def _plan_early(node, fn, facts, ctx):
+def _plan_early(node, fn, facts, ctx, earlies, tail, kind):
+    """``earlies``: the bodies that return early, in order (their tests are the chain's, or for
+    ``kind`` "if" the negated `if` test); ``tail``: the arm that does not return (None: none), which
+    runs after them, before the rest of the function, as a local function handing on its names."""
     body = fn.body
     rest = body[body.index(node) + 1:]
     # both sides run guarded: the early branch under its test, the code after it under its negation
     # (runtime.branches.early puts it on the path until the merging return)
-    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn, guarded=True)
-    early.block(node.body, returns="last")
+    names = ["the early-return branch"] if len(earlies) == 1 else \
+        ["the `if` branch", *["an `elif` branch"] * (len(earlies) - 1)]
+    if kind == "if":
+        names = ["the `else` branch (an early return)"]
+    copies = []
+    for where, arm in zip(names, earlies, strict=True):
+        early = _arm_checker(ctx, where, node, arm, facts, fn, guarded=True)
+        early.block(arm, returns="last")
+        copies.append(tuple(sorted(early.claimed)))
     if not rest or not _returns_at_end(rest):
         raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
     # the code after it runs on every input, also after the early branch ran: it writes on its own copy
-    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
+    after = _arm_checker(ctx, "the code after the early return", node, [*(tail or []), *rest], facts, fn,
+                         guarded=True)
+    tail_params: set[str] = set()
+    outputs: list[str] = []
+    if tail is not None:
+        after.where = f"the `{kind}` branch (run after the early return)"
+        after.block(tail, returns="none")
+        after.where = "the code after the early return"
+        stored = _stored(tail)
+        for name in sorted(stored & facts.declared):
+            raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
+        outputs = [n for n in sorted(stored) if paths.live_after(facts, n, node)]
+        everywhere = _definitely_assigned(tail)
+        tail_params = _needs([tail], stored) | (set(outputs) - everywhere)
     after.block(rest, returns="any")
-    params = _needs([node.body], _stored(node.body)) | early.claimed
-    _check_defined(facts, node, params | _read_locals(facts, [node.body, rest]), paths.definitely_before(facts, node),
-                   ctx)
-    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), tuple(sorted(after.claimed)))
+    copies.append(tuple(sorted(after.claimed)))
+    params = _needs(earlies, set().union(*(_stored(b) for b in earlies))) | set().union(*map(set, copies[:-1]))
+    _check_defined(facts, node, params | tail_params | _read_locals(facts, [*earlies, [*(tail or []), *rest]]),
+                   paths.definitely_before(facts, node), ctx)
+    return "early", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
+        early=len(earlies), tail=kind if tail is not None else "", tail_params=tuple(sorted(tail_params)))
 
 
 def _returns_at_end(stmts) -> bool:

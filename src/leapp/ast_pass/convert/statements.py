@@ -118,17 +118,54 @@ def pending_name(branch) -> str:
     return f"__leapp_ret{branch.line}"
 
 
-def convert_early(node: cst.If, branch, site: str) -> cst.FlattenSentinel:
-    name = f"__leapp_if{branch.line}_0"
-    held = pending_name(branch)
-    test = _one_line(convert_test(node.test, site))
-    body, after = branch.copies or ((), ())
-    return cst.FlattenSentinel([
-        _def(name, branch.params, _with_copies(node.body, body, site, branch.line), node.leading_lines),
-        _stmt(f"{held} = _leapp.early({site!r}, {test}, {name}, {_tuple(branch.params)})", branch.line),
-        _stmt(f"if {held}.taken: return {held}.value", branch.line),
-        *(_stmt(f"{n} = _leapp.private({site!r}, {n})", branch.line) for n in after),
-    ])
+def pending_names(branch) -> list[str]:
+    """The names the early returns of ``branch`` are held in, in order (one per returning arm)."""
+    first = pending_name(branch)
+    return [first, *(f"{first}_{i}" for i in range(1, branch.early))]
+
+
+def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel:
+    """``branch`` (construct "early") applied to ``node``: each returning arm a local function on
+    its own lines and an ``_leapp.early`` call; the arm that does not return (``branch.tail``) a local
+    function called after them, handing on ``branch.outputs``. ``sites[i]`` is arm i's site."""
+    arms, cur = [], node
+    while isinstance(cur, cst.If):
+        arms.append(cur)
+        cur = cur.orelse
+    orelse = cur  # an Else, or None
+    stem = f"__leapp_if{branch.line}_"
+    lines = [int(site.rsplit(":", 2)[1]) for site in sites]
+    copies = branch.copies or ((),) * (branch.early + 1)
+    held = pending_names(branch)
+    defs, calls = [], []
+    if branch.tail == "if":  # `if c: B` / `else: return z`: `if not c: return z`, then B
+        assert orelse is not None and len(arms) == 1
+        tail = _def(f"{stem}0", branch.tail_params, _with_return(node.body, branch.outputs, lines[0]),
+                    node.leading_lines)
+        early = _def(f"{stem}1", branch.params, _with_copies(orelse.body, copies[0], sites[0], lines[0]),
+                     orelse.leading_lines)
+        defs = [tail, early]
+        test = convert_test(cst.UnaryOperation(cst.Not(), node.test.with_changes(
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])), sites[0])
+        tests, names, tail_name = [_one_line(test)], [f"{stem}1"], f"{stem}0"
+    else:
+        for i, arm in enumerate(arms):
+            defs.append(_def(f"{stem}{i}", branch.params, _with_copies(arm.body, copies[i], sites[i], lines[0]),
+                             arm.leading_lines))
+        tests = [_one_line(convert_test(arm.test, site)) for arm, site in zip(arms, sites, strict=True)]
+        names = [f"{stem}{i}" for i in range(len(arms))]
+        tail_name = f"{stem}{len(arms)}"
+        if orelse is not None:
+            defs.append(_def(tail_name, branch.tail_params, _with_return(orelse.body, branch.outputs, lines[0]),
+                             orelse.leading_lines))
+    for name, test, site, line, pending in zip(names, tests, sites, lines, held, strict=True):
+        calls.append(_stmt(f"{pending} = _leapp.early({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
+        calls.append(_stmt(f"if {pending}.taken: return {pending}.value", line))
+    calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
+    if branch.tail:
+        call = f"{tail_name}({', '.join(branch.tail_params)})"
+        calls.append(_stmt(f"{_tuple(branch.outputs)} = {call}" if branch.outputs else call, lines[0]))
+    return cst.FlattenSentinel([*defs, *calls])
 
 
 class _MergeReturns(cst.CSTTransformer):

@@ -1,0 +1,227 @@
+"""Early returns in the forms users and libraries write, through @leapp.compile against NumPy.
+
+``if a: return p`` / ``elif b: return q`` / [``else: y = ...``] / ``return r``, and ``if c:
+return z`` / ``else: y = ...`` (or mirrored, the ``else`` returning) followed by more code, are
+the sequence of early returns Python runs alike (``if a: return p``; ``if b: return q``; the
+``else`` body; the rest): each converts to one graph that takes every path as NumPy does, values
+and dtypes. The rules of every arm still hold, and their refusals name the line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agree import same
+
+import leapp
+from leapp.errors import ProblemsError
+
+F32 = np.float32
+
+
+def elif_returns(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    elif n > 10:
+        return x / n * 10
+    return x / n
+
+
+def elif_returns_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    elif n > 10:
+        return x / n * 10
+    else:
+        y = x / n
+        z = y.sum()
+    return y * 2 + z
+
+
+def three_returns(x):
+    m = x.mean()
+    if m > 2:
+        return x * 3
+    elif m > 1:
+        return x * 2
+    elif m > 0:
+        return x + 1
+    return -x
+
+
+def return_then_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        y = x / n
+    return y * 2
+
+
+def else_returns(x):
+    n = np.linalg.norm(x)
+    if n >= 1e-6:
+        y = x / n
+        s = n * 2
+    else:
+        return np.zeros_like(x)
+    return y * s
+
+
+def else_updates(x, k):
+    q = x * 1.0  # the function's own array: the `else` writes on a private copy
+    if q[0] > 5:
+        return q
+    else:
+        q[1] = k
+        q *= 2
+    return q + 1
+
+
+def early_then_elif_chain(x):  # several early returns in sequence, one of them a chain
+    if x[0] > 3:
+        return x * 0
+    if x[1] > 3:
+        return x * 2
+    elif x[1] < -3:
+        return x * 3
+    return x
+
+
+SMALL = [np.array([0.0, 0.0, 0.0]), np.array([1.0, 2.0, 2.0]), np.array([30.0, 40.0, 0.0]),
+         np.array([-1.0, 0.5, 0.0])]
+CASES = [
+    (elif_returns, SMALL),
+    (elif_returns_else, SMALL),
+    (three_returns, [np.array([3.0, 3.0]), np.array([1.5, 1.5]), np.array([0.5, 0.5]), np.array([-1.0, -2.0])]),
+    (return_then_else, SMALL),
+    (else_returns, SMALL),
+    (early_then_elif_chain, [np.array([4.0, 0.0]), np.array([0.0, 4.0]), np.array([0.0, -4.0]),
+                             np.array([0.0, 0.0]), np.array([4.0, 4.0])]),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("fn,inputs", CASES, ids=[c[0].__name__ for c in CASES])
+def test_one_graph_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == []
+    assert cf.source.branches and all(b.converted for b in cf.source.branches)
+    cf.trace(inputs[0].astype(dtype))
+    for v in inputs:
+        same(cf(v.astype(dtype)), fn(v.astype(dtype)), rtol=1e-6)
+    assert len(cf.graphs) == 1  # every path through the same graph
+    assert any(n.target is __import__("torch").where for n in cf.graphs[0].graph.nodes)
+
+
+def test_the_else_writes_on_its_own_copy():
+    x = np.array([1.0, 2.0, 3.0], F32)
+    cf = leapp.compile(else_updates)
+    for v in (x, x * 10):
+        kept = v.copy()
+        same(cf(v, F32(7)), else_updates(v.copy(), F32(7)), rtol=1e-6)
+        assert np.array_equal(v, kept)  # the caller's array is not written
+    assert len(cf.graphs) == 1
+
+
+def test_the_report_and_the_rewrite_name_each_early_return():
+    cf = leapp.compile(elif_returns_else)
+    text = cf.source.rewritten
+    first = elif_returns_else.__code__.co_firstlineno
+    assert text.count("_leapp.early(") == 2 and "= __leapp_if" in text  # the `else` runs as a function
+    report = cf.format_report()
+    assert f"line {first + 2}: an `if`/`elif` chain of early returns converted to 2 early return(s)" in report
+    assert "then the `else` branch runs after it (y, z)" in report
+    cf = leapp.compile(else_returns)
+    assert "an `else` branch that returns (its test negated)" in cf.format_report()
+    assert "_leapp.not_(" in cf.source.rewritten
+
+
+def test_recorded_nodes_keep_the_users_lines():
+    cf = leapp.compile(elif_returns_else)
+    cf(np.array([1.0, 2.0, 2.0], F32))
+    first = elif_returns_else.__code__.co_firstlineno
+    lines = {str(n.meta.get("leapp_source")) for n in cf.graphs[0].graph.nodes}
+    for offset in (3, 5, 7, 8, 9):  # zeros_like, x / n * 10, y = x / n, z = y.sum(), y * 2 + z
+        at = f"{__file__}:{first + offset}"
+        assert any(s == at or s.startswith(at + ":") for s in lines), (offset, lines)
+
+
+def test_onnx_export_takes_every_path(tmp_path):
+    cf = leapp.compile(elif_returns_else)
+    x = np.array([1.0, 2.0, 2.0], F32)
+    cf(x)
+    cf.export(tmp_path / "f.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "f.onnx"))
+    name = session.get_inputs()[0].name
+    for v in SMALL:
+        (out,) = session.run(None, {name: v.astype(F32)})
+        np.testing.assert_allclose(out, elif_returns_else(v.astype(F32)), rtol=1e-6)
+
+
+def raising_elif(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    elif n > 10:
+        raise ValueError("too long")
+    return x / n
+
+
+def raising_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        if n > 10:
+            raise ValueError("too long")
+        y = x / n
+    return y
+
+
+def writes_input_in_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        x[0] = 1.0
+    return x
+
+
+def unbound_after_else(x, flag=True):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        if flag:
+            y = x / n
+    return y
+
+
+def returning_arm_after_one_that_does_not(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        y = x
+    elif n > 10:
+        return x / n
+    else:
+        y = x * 2
+    return y
+
+
+@pytest.mark.parametrize("fn,words", [
+    (raising_elif, "raises: a check on data"),
+    (raising_else, "raises: a check on data"),
+    (writes_input_in_else, "writes into `x[0]`"),
+    (unbound_after_else, "`y` may have no value"),
+    (returning_arm_after_one_that_does_not, "in a form leapp does not convert"),
+])
+def test_what_a_select_cannot_run_stays_refused_at_its_line(fn, words):
+    with pytest.raises(ProblemsError, match="LP202") as info:
+        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32))
+    assert words in str(info.value)
+    assert f"{__file__}:{fn.__code__.co_firstlineno + 2}" in str(info.value)
