@@ -225,3 +225,154 @@ def test_what_a_select_cannot_run_stays_refused_at_its_line(fn, words):
         leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32))
     assert words in str(info.value)
     assert f"{__file__}:{fn.__code__.co_firstlineno + 2}" in str(info.value)
+
+
+def nested_early(x):
+    n = x.sum()
+    if n > 0:
+        if n > 5:
+            return x * 5
+        y = x * 2
+    else:
+        y = -x
+    return y + 1
+
+
+def nested_in_elif_and_else(x):
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+    elif m > 0:
+        t = x - 1
+        if t.max() > 1.5:
+            return t * 10
+        y = t
+    else:
+        if m < -2:
+            return x * 0
+        y = x + 1
+    return y * 2
+
+
+def nested_after_top_level_early(x):
+    if x[0] > 10:
+        return x * 0
+    s = x.sum()
+    if s > 0:
+        if x[1] > 2:
+            return -x
+        if x[2] > 2:
+            return x * 7
+        z = x / 2
+    else:
+        z = x
+    return z + 1
+
+
+NESTED = [
+    (nested_early, [np.array([1.0, 2.0, 3.0]), np.array([0.1, 0.2, 0.3]), np.array([-1.0, -2.0, 0.0]),
+                    np.array([0.0, 0.0, 0.0])]),
+    (nested_in_elif_and_else, [np.array([3.0, 3.0, 3.0]), np.array([1.0, 1.0, 3.0]), np.array([0.5, 0.5, 0.5]),
+                               np.array([-3.0, -3.0, -3.0]), np.array([-1.0, -1.0, 0.0])]),
+    (nested_after_top_level_early, [np.array([11.0, 0.0, 0.0]), np.array([1.0, 3.0, 0.0]),
+                                    np.array([1.0, 1.0, 3.0]), np.array([1.0, 1.0, 1.0]),
+                                    np.array([-1.0, 3.0, -5.0])]),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("fn,inputs", NESTED, ids=[c[0].__name__ for c in NESTED])
+def test_an_early_return_inside_a_branch_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == []
+    assert cf.source.branches and all(b.converted for b in cf.source.branches)
+    cf.trace(inputs[0].astype(dtype))
+    for v in inputs:
+        same(cf(v.astype(dtype)), fn(v.astype(dtype)), rtol=1e-6)
+    assert len(cf.graphs) == 1
+
+
+def test_the_nested_form_in_the_report_the_rewrite_and_onnx(tmp_path):
+    cf = leapp.compile(nested_early)
+    first = nested_early.__code__.co_firstlineno
+    report = cf.format_report()
+    assert f"line {first + 2}: `if` statement converted to a select (y selected), with 1 early return(s)" in report
+    assert f"line {first + 3}: early `return` inside a converted branch converted to a select" in report
+    assert "_leapp.if_returns(" in cf.source.rewritten and "_leapp.exit(" in cf.source.rewritten
+    x = np.array([1.0, 2.0, 3.0], F32)
+    cf(x)
+    cf.export(tmp_path / "h.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "h.onnx"))
+    name = session.get_inputs()[0].name
+    for v in NESTED[0][1]:
+        (out,) = session.run(None, {name: v.astype(F32)})
+        np.testing.assert_allclose(out, nested_early(v.astype(F32)), rtol=1e-6)
+
+
+def nested_then_write(x):
+    n = x.sum()
+    if n > 0:
+        r = x * 2
+        if n > 5:
+            return r
+        r[0] = 0.0  # NumPy returned `r` before this write on the inputs above 5
+        y = r
+    else:
+        y = -x
+    return y
+
+
+def nested_then_write_after(x):
+    q = x * 1.0
+    if q.sum() > 0:
+        if q[0] > 1:
+            return q
+        y = x
+    else:
+        y = -x
+    q[1] = 5.0  # runs on every input in the graph: on its own copy, so the held `q` is kept
+    return q + y
+
+
+def nested_raising_after(x):
+    n = x.sum()
+    if n > 0:
+        if n > 5:
+            return x * 5
+        y = x * 2
+    else:
+        y = -x
+    if y.max() > 100:
+        raise ValueError("too big")
+    return y
+
+
+def nested_not_at_top(x, k=2):
+    for _ in range(k):
+        if x.sum() > 0:
+            if x[0] > 1:
+                return x
+            x = x * 2
+        else:
+            x = -x
+    return x
+
+
+@pytest.mark.parametrize("fn,words", [
+    (nested_then_write, "writes into `r[0]`"),
+    (nested_raising_after, "raises: a check on data"),
+    (nested_not_at_top, "returns in the middle"),
+])
+def test_what_an_inner_early_return_cannot_hold_is_refused(fn, words):
+    with pytest.raises(ProblemsError, match="LP202") as info:
+        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32))
+    assert words in str(info.value)
+
+
+def test_a_write_after_the_if_is_on_its_own_copy():
+    cf = leapp.compile(nested_then_write_after)
+    for v in (np.array([2.0, 1.0, 1.0], F32), np.array([0.5, 1.0, 1.0], F32), np.array([-1.0, -1.0, 0.0], F32)):
+        same(cf(v), nested_then_write_after(v), rtol=1e-6)
+    assert len(cf.graphs) == 1

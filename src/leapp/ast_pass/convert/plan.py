@@ -73,6 +73,11 @@ class Branch:
     early: int = 1
     tail: str = ""
     tail_params: tuple = ()
+    # construct "if": the early returns inside its arms (``if m: return r`` at an arm's top level),
+    # as (their ``local``, params, copies), and the names the code after the `if` writes into on a private copy;
+    # construct "early": ``nested`` is True for such an inner early return
+    nested: tuple | bool = ()
+    after: tuple = ()
 
     @property
     def converted(self) -> bool:
@@ -91,8 +96,12 @@ class Branch:
             rest = f", then the `{self.tail}` branch runs after it{' (' + ', '.join(self.outputs) + ')' if self.outputs else ''}" \
                 if self.tail else ""
             return f"line {self.line}: {tests} converted to {self.early} early return(s) selected at the end{rest}"
+        if self.converted and self.construct == "early" and self.nested:
+            return f"line {self.line}: early `return` inside a converted branch converted to a select"
         if self.converted:
             flows = f" ({', '.join(self.outputs)} selected)" if self.outputs else ""
+            if self.nested:
+                flows += f", with {len(self.nested)} early return(s) inside its branches"
             return f"line {self.line}: {what} converted to a select{flows}"
         return f"line {self.line}: {what} not converted: {self.reason}"
 
@@ -515,6 +524,21 @@ def _plan_if(node, ctx):
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
                            ctx)
             return "return", tuple(sorted(params)), (), tuple(copies), {}
+        outer = _enclosing_if(node, facts)
+        if outer is not None and not orelse and len(arms) == 1:
+            # planned with the `if` around it, which the static pass met first (its test comes first)
+            at = (outer.lineno, outer.col_offset)
+            head = next((b for b in getattr(ctx, "branches", ()) if b.local == at), None)
+            record = next((r for r in head.nested if r[0] == (node.lineno, node.col_offset)), None) \
+                if head is not None and head.converted and head.construct == "if" else None
+            if record is not None:
+                return "early", record[1], (), record[2], dict(nested=True)
+            if head is None:
+                raise _Refused("it returns early inside a branch of an `if` whose test is not on data (return "
+                               "from every branch, or move the early return to the top of the function)")
+            if not head.converted:
+                raise _Refused(f"it returns early inside a branch of the `if` at line {head.line}, which is "
+                               f"not converted ({head.reason})")
         if facts.parents.get(node) is fn:
             # `if a: return p` / `elif b: return q` / [`else: <no return>`] / rest is `if a: return p`,
             # `if b: return q`, the `else` body, rest; `if c: <no return>` / `else: return z` / rest is
@@ -530,10 +554,28 @@ def _plan_if(node, ctx):
                        if facts.parents.get(node) is not fn else
                        "one branch returns and another does not, in a form leapp does not convert (an "
                        "`if`/`elif` chain converts when its returning arms come first)")
-    copies, ends = [], []
+    copies, ends, nested = [], [], []
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
-        checker.block(body, returns="none")
+        inner = [s for s in body if _nested_early(s, ctx)]
+        if inner and facts.parents.get(node) is not fn:
+            checker.block(body, returns="none")  # refused: returns in the middle
+        for s in body:
+            if s not in inner:
+                checker.stmt(s, returns="none", loops=0)
+                continue
+            # `if m: return r` inside the arm: an early return held with the arm's path (runtime
+            # branches.early), its test run on every input the arm runs on; what the arm does
+            # after it must not change an array the held value may be (it writes on none)
+            _BoolTest(ctx).check(s.test)
+            checker.expr(s.test)
+            early = _arm_checker(ctx, "the early-return branch", s, s.body, facts, fn, guarded=True)
+            early.block(s.body, returns="last")
+            claimed = tuple(sorted(early.claimed))
+            inner_params = tuple(sorted(_needs([s.body], _stored(s.body)) | early.claimed))
+            _check_defined(facts, s, set(inner_params), paths.definitely_before(facts, s), ctx)
+            nested.append(((s.lineno, s.col_offset), inner_params, (claimed, ())))
+            checker.fresh, checker.owner = set(), None
         copies.append(tuple(sorted(checker.claimed)))
         ends.append((set(checker.fresh), set(checker.rebound)))
     written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
@@ -552,7 +594,40 @@ def _plan_if(node, ctx):
     _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
     # without an `else`, the input that takes no branch keeps what the names held before the `if`
     _check_updated_after(node, fn, facts, ctx, bodies if orelse else [*bodies, []], outputs, ends, len(arms))
-    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), {}
+    if not nested:
+        return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), {}
+    # the code after the `if` runs on every input, also on those an inner early return holds: it is
+    # code after an early return (as in _plan_early), and the function must end in a `return`
+    rest = fn.body[fn.body.index(node) + 1:]
+    if not rest or not _returns_at_end(rest):
+        raise _Refused("the function can fall off its end after the early return inside a branch (end it "
+                       "with a `return`)")
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
+    after.block(rest, returns="any")
+    _check_defined(facts, node, _read_locals(facts, [rest]) - set(outputs), defined, ctx)
+    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
+        nested=tuple(nested), after=tuple(sorted(after.claimed)))
+
+
+def _nested_early(s, ctx) -> bool:
+    """``if m: <...> return r`` with no `else`: an early return inside an arm, converted whether or
+    not its test is on data (``runtime.branches.early`` branches as Python does on a plain test)."""
+    return isinstance(s, ast.If) and not s.orelse and _ends_in_return(s.body)
+
+
+def _enclosing_if(node, facts):
+    """The head of the `if`/`elif` chain whose arm holds ``node`` at its top level, or None."""
+    parent = facts.parents.get(node)
+    if not isinstance(parent, ast.If) or not (node in parent.body or node in parent.orelse):
+        return None
+    if parent.orelse == [node] and _is_elif(node, parent):
+        return None  # an `elif`, not a statement of an arm
+    while True:
+        up = facts.parents.get(parent)
+        if isinstance(up, ast.If) and up.orelse == [parent] and _is_elif(parent, up):
+            parent = up
+            continue
+        return parent
 
 
 def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) -> None:

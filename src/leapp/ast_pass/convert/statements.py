@@ -85,6 +85,8 @@ def convert_if(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel:
         orelse = cur.orelse  # an Else, or None
         break
     values = branch.construct == "if"
+    if values and branch.nested:
+        return _convert_returning_if(node, branch, sites, arms, orelse)
     params, outputs = branch.params, branch.outputs
     stem = f"__leapp_if{branch.line}_"
     defs, names = [], []
@@ -116,6 +118,59 @@ def convert_if(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel:
 
 def pending_name(branch) -> str:
     return f"__leapp_ret{branch.line}"
+
+
+def _exits(body, pending: dict, outputs, line):
+    """An arm body holding early returns (already converted to ``_leapp.early`` calls, found in
+    ``pending`` by identity): every ``return v`` after one becomes ``return _leapp.exit(held, v)``
+    (the arm's function hands the function's return value on), and the arm ends in
+    ``return _leapp.arm(held, (outputs,))``: the names it hands on and the early returns it holds."""
+    held: list[str] = []
+    out = []
+    for stmt in body.body:
+        name = pending.get(id(stmt))
+        if held:
+            stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held), "exit")))
+        if name is not None:
+            held.append(name)
+        out.append(stmt)
+    out.append(_stmt(f"return _leapp.arm({_tuple(held)}, {_tuple(outputs)})", line))
+    return body.with_changes(body=out)
+
+
+def _convert_returning_if(node, branch, sites, arms, orelse) -> cst.FlattenSentinel:
+    """An `if`/`elif`/`else` whose arms hold early returns: ``_leapp.if_returns`` selects the names
+    the arms hand on and holds their early returns (each under its arm's path) for the function's
+    later ``return``s, as an early return at the top of the function is held."""
+    params, outputs, pending = branch.params, branch.outputs, branch.pending
+    stem = f"__leapp_if{branch.line}_"
+    copies = branch.copies or ((),) * (len(arms) + 1)
+    defs, names = [], []
+    blocks = [*(a.body for a in arms), *([orelse.body] if orelse is not None else [])]
+    leading = [*(a.leading_lines for a in arms), *([orelse.leading_lines] if orelse is not None else [])]
+    for i, block in enumerate(blocks):
+        if isinstance(block, cst.SimpleStatementSuite):
+            block = _with_return(block, outputs, branch.line)
+        else:
+            block = _exits(block, pending, outputs, branch.line)
+        block = _with_copies(block, copies[i], sites[i] if i < len(arms) else sites[0],
+                             branch.line)
+        defs.append(_def(f"{stem}{i}", params, block, leading[i]))
+        names.append(f"{stem}{i}")
+    false = names[len(arms)] if orelse is not None else f"{_lambda(params)}{_tuple(outputs)}"
+    for i in range(len(arms) - 1, 0, -1):
+        test = _one_line(convert_test(arms[i].test, sites[i]))
+        false = (f"{_lambda(params)}_leapp.if_returns({sites[i]!r}, {test}, {names[i]}, {false}, "
+                 f"{_tuple(params)})")
+    test = _one_line(convert_test(arms[0].test, sites[0]))
+    held = pending_name(branch)
+    calls = [_stmt(f"{held} = _leapp.if_returns({sites[0]!r}, {test}, {names[0]}, {false}, {_tuple(params)})",
+                   branch.line),
+             _stmt(f"if {held}.taken: return {held}.value", branch.line)]
+    if outputs:
+        calls.append(_stmt(f"{_tuple(outputs)} = {held}.outputs", branch.line))
+    calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", branch.line) for n in branch.after]
+    return cst.FlattenSentinel([*defs, *calls])
 
 
 def pending_names(branch) -> list[str]:
@@ -171,9 +226,9 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
 class _MergeReturns(cst.CSTTransformer):
     """Every ``return v`` of one function body (not of defs inside it) as ``_leapp.merge(...)``."""
 
-    def __init__(self, held: list[str]):
+    def __init__(self, held: list[str], how: str = "merge"):
         super().__init__()
-        self.held = held
+        self.held, self.how = held, how
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -188,7 +243,7 @@ class _MergeReturns(cst.CSTTransformer):
         value = updated.value if updated.value is not None else cst.Name("None")
         if isinstance(value, cst.Tuple) and not value.lpar:  # `return a, b`: one argument, not two
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        merged = cast(cst.Call, cst.parse_expression(f"_leapp.merge({_tuple(self.held)}, None)"))
+        merged = cast(cst.Call, cst.parse_expression(f"_leapp.{self.how}({_tuple(self.held)}, None)"))
         return updated.with_changes(value=merged.with_changes(
             args=[merged.args[0], cst.Arg(value)]),
             whitespace_after_return=cst.SimpleWhitespace(" "))
