@@ -376,3 +376,38 @@ def test_a_write_after_the_if_is_on_its_own_copy():
     for v in (np.array([2.0, 1.0, 1.0], F32), np.array([0.5, 1.0, 1.0], F32), np.array([-1.0, -1.0, 0.0], F32)):
         same(cf(v), nested_then_write_after(v), rtol=1e-6)
     assert len(cf.graphs) == 1
+
+
+def else_assigns_on_some_paths(x, scale=False):
+    y = x
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        if scale:  # a plain flag: on the path that skips it, `y` keeps its value from before the `if`
+            y = x / n
+    return y * 2
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_a_name_the_else_assigns_on_some_paths_keeps_its_value_on_the_others(scale):
+    cf = leapp.compile(else_assigns_on_some_paths)
+    for v in SMALL:
+        same(cf(v.astype(F32), scale), else_assigns_on_some_paths(v.astype(F32), scale), rtol=1e-6)
+
+
+def nested_then_index_after(x, j):
+    n = x.sum()
+    if n > 0:
+        if n > 5:
+            return x * 5
+        y = x * 2
+    else:
+        y = -x
+    return y[j]  # j out of range raises in NumPy only on inputs that reach it
+
+
+def test_code_after_an_if_holding_early_returns_is_checked_as_after_an_early_return():
+    with pytest.raises(ProblemsError, match="LP202") as info:
+        leapp.compile(nested_then_index_after)(np.array([1.0, 2.0, 2.0], F32), np.int64(1))
+    assert "the code after the early return indexes `y[j]`" in str(info.value)
