@@ -272,6 +272,13 @@ def early(site, test, body, args, /):
     return _branches().early(site, test, body, args)
 
 
+def arm_early(site, test, body, args, /):
+    """``if test: <body ending in return>`` at the top of an arm of an ``if_returns``, at ``site``."""
+    if _handler is None:
+        return Pending(True, body(*args)) if _side(site, test) else _NOT_TAKEN
+    return _branches().early(site, test, body, args, True)
+
+
 def while_(site, bound, test_fn, body_fn, args, /):
     """The bounded ``while`` at ``site`` (``leapp.ast_pass.convert.loops``): ``args`` are the values it
     carries, ``body_fn(*args)`` one iteration, at most ``bound`` of them once the test is traced."""
@@ -337,6 +344,7 @@ class BranchDispatch:
     early = staticmethod(early)
     merge = staticmethod(merge)
     if_returns = staticmethod(if_returns)
+    arm_early = staticmethod(arm_early)
     exit = staticmethod(exit)
     arm = staticmethod(arm)
     while_ = staticmethod(while_)

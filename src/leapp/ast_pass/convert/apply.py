@@ -73,7 +73,8 @@ class _Converter(cst.CSTTransformer):
             out = statements.convert_early(updated, branch, sites)
             held = iter(statements.pending_names(branch))
             for node in out.nodes:  # each `_leapp.early` call, in order, holds one early return
-                if "_leapp.early(" in cst.Module([]).code_for_node(node).split("\n", 1)[0]:
+                if "_leapp.early(" in cst.Module([]).code_for_node(node).split("\n", 1)[0] or \
+                        "_leapp.arm_early(" in cst.Module([]).code_for_node(node).split("\n", 1)[0]:
                     self.pending[id(node)] = next(held)
             return out
         if branch.nested and branch.construct == "if":

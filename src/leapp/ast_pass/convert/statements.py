@@ -214,7 +214,8 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
             defs.append(_def(tail_name, branch.tail_params, _with_return(orelse.body, branch.outputs, lines[0]),
                              orelse.leading_lines))
     for name, test, site, line, pending in zip(names, tests, sites, lines, held, strict=True):
-        calls.append(_stmt(f"{pending} = _leapp.early({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
+        call = "arm_early" if branch.nested else "early"  # inside an arm: held under the arm's path
+        calls.append(_stmt(f"{pending} = _leapp.{call}({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
         calls.append(_stmt(f"if {pending}.taken: return {pending}.value", line))
     calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
     if branch.tail:
