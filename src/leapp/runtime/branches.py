@@ -50,9 +50,9 @@ def if_(site, test, true_fn, false_fn, args):
     cond = _test(site, test)
     taken = concrete(cond)
     with np.errstate(all="ignore"):  # the branch not taken may divide by zero; its values are dropped
-        with untaken(not taken), _on_path(cond, True), _in_arm(cond, True):
+        with untaken(not taken), _on_path(cond, True):
             a = true_fn(*args)
-        with untaken(taken), _on_path(cond, False), _in_arm(cond, False):
+        with untaken(taken), _on_path(cond, False):
             b = false_fn(*args)
     return select(site, cond, a, b, "")
 
@@ -80,8 +80,8 @@ def if_returns(site, test, true_fn, false_fn, args):
 
 @contextlib.contextmanager
 def _in_arm(cond, side: bool):
-    """Code running in an arm of a converted ``if``: an early return there holds its value under
-    ``cond`` being ``side`` too (``early``)."""
+    """Code running in an arm of an ``if_returns``: an early return there holds its value under
+    ``cond`` being ``side`` too (``early`` with ``in_arm``)."""
     arms = _arms(state.current())
     entry = (cond, side)
     arms.append(entry)
@@ -296,10 +296,13 @@ def not_(site, value):
     return np.logical_not(_test(site, value))
 
 
-def early(site, test, body, args):
+def early(site, test, body, args, in_arm=False):
+    """``if test: <body ending in return>``: at the top of a function body, or (``in_arm``, from
+    ``dispatch.arm_early``) at the top of an arm of an ``if_returns``, where it returns only on the
+    arm's path: its test is and-ed with the tests of the ``if_returns`` arms it runs in."""
     from ..dispatch import Pending
 
-    arms = _arms(state.current())
+    arms = _arms(state.current()) if in_arm else []
     if not traced(test):
         if not test:
             return Pending(False, None)
