@@ -60,7 +60,7 @@ class _Converter(cst.CSTTransformer):
         record = self.nested.get((pos.line, pos.column))
         if branch is None and record is not None:
             branch = Branch("early", pos.line + self.first_line - 1, pos.column + self.indent + 1, record[0],
-                            "select", "", record[1], copies=record[2], nested=True)
+                            "select", "", record[1], copies=record[2], inner=True)
         if branch is None:
             return updated
         self.applied += 1

@@ -75,9 +75,9 @@ class Branch:
     tail_params: tuple = ()
     # construct "if": the early returns inside its arms (``if m: return r`` at an arm's top level),
     # as (their ``local``, params, copies), and the names the code after the `if` writes into on a private copy;
-    # construct "early": ``nested`` is True for such an inner early return
-    nested: tuple | bool = ()
+    nested: tuple = ()
     after: tuple = ()
+    inner: bool = False  # construct "early": an early return inside an arm of such an `if`
 
     @property
     def converted(self) -> bool:
@@ -96,7 +96,7 @@ class Branch:
             rest = f", then the `{self.tail}` branch runs after it{' (' + ', '.join(self.outputs) + ')' if self.outputs else ''}" \
                 if self.tail else ""
             return f"line {self.line}: {tests} converted to {self.early} early return(s) selected at the end{rest}"
-        if self.converted and self.construct == "early" and self.nested:
+        if self.converted and self.construct == "early" and self.inner:
             return f"line {self.line}: early `return` inside a converted branch converted to a select"
         if self.converted:
             flows = f" ({', '.join(self.outputs)} selected)" if self.outputs else ""
@@ -532,7 +532,7 @@ def _plan_if(node, ctx):
             record = next((r for r in head.nested if r[0] == (node.lineno, node.col_offset)), None) \
                 if head is not None and head.converted and head.construct == "if" else None
             if record is not None:
-                return "early", record[1], (), record[2], dict(nested=True)
+                return "early", record[1], (), record[2], dict(inner=True)
             if head is None:
                 raise _Refused("it returns early inside a branch of an `if` whose test is not on data (return "
                                "from every branch, or move the early return to the top of the function)")

@@ -183,7 +183,8 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
     """``branch`` (construct "early") applied to ``node``: each returning arm a local function on
     its own lines and an ``_leapp.early`` call; the arm that does not return (``branch.tail``) a local
     function called after them, handing on ``branch.outputs``. ``sites[i]`` is arm i's site."""
-    arms, cur = [], node
+    arms: list[cst.If] = []
+    cur: cst.If | cst.Else | None = node
     while isinstance(cur, cst.If):
         arms.append(cur)
         cur = cur.orelse
@@ -200,9 +201,9 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
         early = _def(f"{stem}1", branch.params, _with_copies(orelse.body, copies[0], sites[0], lines[0]),
                      orelse.leading_lines)
         defs = [tail, early]
-        test = convert_test(cst.UnaryOperation(cst.Not(), node.test.with_changes(
+        negated = convert_test(cst.UnaryOperation(cst.Not(), node.test.with_changes(
             lpar=[cst.LeftParen()], rpar=[cst.RightParen()])), sites[0])
-        tests, names, tail_name = [_one_line(test)], [f"{stem}1"], f"{stem}0"
+        tests, names, tail_name = [_one_line(negated)], [f"{stem}1"], f"{stem}0"
     else:
         for i, arm in enumerate(arms):
             defs.append(_def(f"{stem}{i}", branch.params, _with_copies(arm.body, copies[i], sites[i], lines[0]),
@@ -214,8 +215,8 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
             defs.append(_def(tail_name, branch.tail_params, _with_return(orelse.body, branch.outputs, lines[0]),
                              orelse.leading_lines))
     for name, test, site, line, pending in zip(names, tests, sites, lines, held, strict=True):
-        call = "arm_early" if branch.nested else "early"  # inside an arm: held under the arm's path
-        calls.append(_stmt(f"{pending} = _leapp.{call}({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
+        how = "arm_early" if branch.inner else "early"  # inside an arm: held under the arm's path
+        calls.append(_stmt(f"{pending} = _leapp.{how}({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
         calls.append(_stmt(f"if {pending}.taken: return {pending}.value", line))
     calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
     if branch.tail:
