@@ -411,3 +411,50 @@ def test_code_after_an_if_holding_early_returns_is_checked_as_after_an_early_ret
     with pytest.raises(ProblemsError, match="LP202") as info:
         leapp.compile(nested_then_index_after)(np.array([1.0, 2.0, 2.0], F32), np.int64(1))
     assert "the code after the early return indexes `y[j]`" in str(info.value)
+
+
+def inside_a_plain_if(dq, unit=True):
+    dq = np.asarray(dq, dtype=np.float64)
+    if unit:  # Python decides: only the arm it picks runs
+        real_norm = np.linalg.norm(dq[:4])
+        if real_norm == 0.0:
+            return np.r_[1.0, 0, 0, 0, dq[4:]]
+        return dq / real_norm
+    return dq
+
+
+def inside_two_plain_ifs(C):
+    if C.ndim < 3:
+        if C.shape[-1] == 3:
+            tr = np.clip(C.trace(), -1.0, 3.0)
+            if np.isclose(tr, 3.0):
+                return np.array([1.0, 0.0, 0.0, 0.0])
+            n = 0.5 * np.sqrt(1.0 + tr)
+            return np.array([n, C[1, 2] - C[2, 1], C[2, 0] - C[0, 2], C[0, 1] - C[1, 0]]) / (4 * n + 1)
+        return np.zeros(4)
+    return np.ones(4)
+
+
+@pytest.mark.parametrize("unit", [True, False])
+def test_an_early_return_inside_an_arm_python_decides(unit):
+    cf = leapp.compile(inside_a_plain_if)
+    assert all(b.converted for b in cf.source.branches)
+    for v in (np.arange(8.0), np.r_[0, 0, 0, 0, 1.0, 2, 3, 4]):
+        same(cf(v, unit), inside_a_plain_if(v, unit), rtol=1e-12)
+    cf = leapp.compile(inside_two_plain_ifs)
+    for m in (np.eye(3), np.diag([1.0, -1.0, -1.0]), np.array([[0.0, 1, 0], [-1, 0, 0], [0, 0, 1]])):
+        same(cf(m), inside_two_plain_ifs(m), rtol=1e-12)
+    assert len(cf.graphs) == 1
+
+
+def falls_out_of_a_plain_if(x, flag=True):
+    if flag:
+        if x.sum() > 0:
+            return x * 2
+        x = x - 1
+    return x
+
+
+def test_an_early_return_whose_block_does_not_end_in_a_return_is_refused():
+    with pytest.raises(ProblemsError, match="rest of that branch does not end in a `return`"):
+        leapp.compile(falls_out_of_a_plain_if)(np.array([1.0, 2.0], F32))

@@ -32,7 +32,8 @@ class _Converter(cst.CSTTransformer):
         self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested}
         self.seen_on_line: dict[int, int] = {}
         self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
-        self.pending: dict[int, str] = {}
+        self.pending: dict[int, str] = {}  # early returns merged at the later returns of their block
+        self.arm_pending: dict[int, str] = {}  # those inside an arm of an if_returns (its _exits)
         self.applied = 0
 
     def _site(self, node) -> str:
@@ -72,14 +73,15 @@ class _Converter(cst.CSTTransformer):
         if branch.construct == "early":
             out = statements.convert_early(updated, branch, sites)
             held = iter(statements.pending_names(branch))
+            where = self.arm_pending if branch.inner else self.pending
             for node in out.nodes:  # each `_leapp.early` call, in order, holds one early return
-                if "_leapp.early(" in cst.Module([]).code_for_node(node).split("\n", 1)[0] or \
-                        "_leapp.arm_early(" in cst.Module([]).code_for_node(node).split("\n", 1)[0]:
-                    self.pending[id(node)] = next(held)
+                first = cst.Module([]).code_for_node(node).split("\n", 1)[0]
+                if "_leapp.early(" in first or "_leapp.arm_early(" in first:
+                    where[id(node)] = next(held)
             return out
         if branch.nested and branch.construct == "if":
             # the arms' early returns, found by identity among their converted statements
-            branch = _Pending(branch, self.pending)
+            branch = _Pending(branch, self.arm_pending)
             out = statements.convert_if(updated, branch, sites)
             self.pending[id(out.nodes[-2 - bool(branch.outputs) - len(branch.after)])] = \
                 statements.pending_name(branch)
@@ -94,8 +96,8 @@ class _Converter(cst.CSTTransformer):
         self.applied += 1
         return loops.convert_while(updated, branch, f"{self.path}:{branch.line}:{branch.col}")
 
-    def leave_FunctionDef(self, original, updated):
-        if not self.pending:
+    def leave_IndentedBlock(self, original, updated):
+        if not any(id(stmt) in self.pending for stmt in updated.body):
             return updated
         return statements.merge_returns(updated, self.pending)
 

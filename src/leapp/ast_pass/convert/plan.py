@@ -533,9 +533,16 @@ def _plan_if(node, ctx):
                 if head is not None and head.converted and head.construct == "if" else None
             if record is not None:
                 return "early", record[1], (), record[2], dict(inner=True)
+            if head is None and _plain_ifs_to(node, fn, facts, ctx):
+                # inside `if` arms Python decides (`if unit:` / `if x.ndim < 3:`): an early return
+                # whose block ends in a return, merged at that block's returns
+                block = paths._block_of(facts.parents[node], node)
+                assert block is not None
+                return _plan_early(node, fn, facts, ctx, [node.body], None, "else", block)
             if head is None:
-                raise _Refused("it returns early inside a branch of an `if` whose test is not on data (return "
-                               "from every branch, or move the early return to the top of the function)")
+                raise _Refused("it returns early inside a branch of an `if` whose test is not on data, and the "
+                               "rest of that branch does not end in a `return` (return from every path of the "
+                               "branch, or move the early return to the top of the function)")
             if not head.converted:
                 raise _Refused(f"it returns early inside a branch of the `if` at line {head.line}, which is "
                                f"not converted ({head.reason})")
@@ -613,6 +620,35 @@ def _nested_early(s, ctx) -> bool:
     """``if m: <...> return r`` with no `else`: an early return inside an arm, converted whether or
     not its test is on data (``runtime.branches.early`` branches as Python does on a plain test)."""
     return isinstance(s, ast.If) and not s.orelse and _ends_in_return(s.body)
+
+
+def _plain_ifs_to(node, fn, facts, ctx) -> bool:
+    """Whether every block from ``node`` up to ``fn``'s body is an arm of an `if` leapp does not
+    convert (Python picks one arm), and the rest of ``node``'s block ends in a `return` on every path:
+    then no path leaves that block after ``node``, and its returns are the only ones to merge."""
+    converted = {b.local for b in getattr(ctx, "branches", ())}
+    cur = node
+    while True:
+        parent = facts.parents.get(cur)
+        if parent is fn:
+            break
+        if not isinstance(parent, ast.If) or (parent.lineno, parent.col_offset) in converted:
+            return False
+        head = parent
+        while True:
+            up = facts.parents.get(head)
+            if isinstance(up, ast.If) and up.orelse == [head] and _is_elif(head, up):
+                head = up
+                continue
+            break
+        if (head.lineno, head.col_offset) in converted:
+            return False
+        cur = parent
+    block = paths._block_of(facts.parents[node], node)
+    if block is None or node not in block:
+        return False
+    rest = block[block.index(node) + 1:]
+    return bool(rest) and _returns_at_end(rest)
 
 
 def _enclosing_if(node, facts):
@@ -751,11 +787,12 @@ def _arm_name(i, n_arms) -> str:
     return "the `if` branch" if i == 0 else "the `else` branch" if i == n_arms else "an `elif` branch"
 
 
-def _plan_early(node, fn, facts, ctx, earlies, tail, kind):
+def _plan_early(node, fn, facts, ctx, earlies, tail, kind, body=None):
     """``earlies``: the bodies that return early, in order (their tests are the chain's, or for
     ``kind`` "if" the negated `if` test); ``tail``: the arm that does not return (None: none), which
-    runs after them, before the rest of the function, as a local function handing on its names."""
-    body = fn.body
+    runs after them, before the rest of the function, as a local function handing on its names.
+    ``body``: the block that holds ``node`` (the function's body unless it is in a plain `if`)."""
+    body = fn.body if body is None else body
     rest = body[body.index(node) + 1:]
     # both sides run guarded: the early branch under its test, the code after it under its negation
     # (runtime.branches.early puts it on the path until the merging return)

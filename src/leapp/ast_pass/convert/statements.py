@@ -251,19 +251,19 @@ class _MergeReturns(cst.CSTTransformer):
             whitespace_after_return=cst.SimpleWhitespace(" "))
 
 
-def merge_returns(fn: cst.FunctionDef, pending: dict) -> cst.FunctionDef:
-    """``fn`` with the returns after each early-return site merged; ``pending`` maps the
-    inserted ``_leapp.early`` statements (by identity) to their pending names."""
-    body = fn.body
-    if not isinstance(body, cst.IndentedBlock):
-        return fn
+def merge_returns(block: cst.IndentedBlock, pending: dict) -> cst.IndentedBlock:
+    """``block`` (a function's body, or an arm of an `if` Python decides whose rest ends in a
+    `return`) with the returns after each early-return site merged; ``pending`` maps the inserted
+    ``_leapp.early`` statements (by identity) to their pending names. A return in a block inside
+    it that holds early returns of its own was merged there first: this merge wraps it, so the
+    first early return in the source wins."""
     held: list[str] = []
     out = []
-    for stmt in body.body:
+    for stmt in block.body:
         name = pending.get(id(stmt))
         if held:
             stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held))))
         if name is not None:
             held.append(name)
         out.append(stmt)
-    return fn.with_changes(body=body.with_changes(body=out))
+    return block.with_changes(body=out)
