@@ -528,7 +528,8 @@ def _plan_if(node, ctx):
         if outer is not None and not orelse and len(arms) == 1:
             # planned with the `if` around it, which the static pass met first (its test comes first)
             at = (outer.lineno, outer.col_offset)
-            head = next((b for b in getattr(ctx, "branches", ()) if b.local == at), None)
+            head = next((b for b in getattr(ctx, "branches", ()) if b.local == at
+                         and b.construct not in ("ifexp", "while")), None)
             record = next((r for r in head.nested if r[0] == (node.lineno, node.col_offset)), None) \
                 if head is not None and head.converted and head.construct == "if" else None
             if record is not None:
@@ -626,7 +627,7 @@ def _plain_ifs_to(node, fn, facts, ctx) -> bool:
     """Whether every block from ``node`` up to ``fn``'s body is an arm of an `if` leapp does not
     convert (Python picks one arm), and the rest of ``node``'s block ends in a `return` on every path:
     then no path leaves that block after ``node``, and its returns are the only ones to merge."""
-    converted = {b.local for b in getattr(ctx, "branches", ())}
+    converted = {b.local for b in getattr(ctx, "branches", ()) if b.construct not in ("ifexp", "while")}
     cur = node
     while True:
         parent = facts.parents.get(cur)
