@@ -361,7 +361,7 @@ def nested_not_at_top(x, k=2):
 
 
 @pytest.mark.parametrize("fn,words", [
-    (nested_then_write, "writes into `r[0]`"),
+    (nested_then_write, "writes into `r[0]` after the early return at line"),
     (nested_raising_after, "raises: a check on data"),
     (nested_not_at_top, "returns in the middle"),
 ])
@@ -458,3 +458,34 @@ def falls_out_of_a_plain_if(x, flag=True):
 def test_an_early_return_whose_block_does_not_end_in_a_return_is_refused():
     with pytest.raises(ProblemsError, match="rest of that branch does not end in a `return`"):
         leapp.compile(falls_out_of_a_plain_if)(np.array([1.0, 2.0], F32))
+
+
+@pytest.mark.parametrize("fn,converts", [
+    *((c[0], True) for c in CASES + NESTED),
+    (inside_a_plain_if, True),
+    (returning_arm_after_one_that_does_not, False),
+    (nested_then_write, False),
+    (falls_out_of_a_plain_if, False),
+])
+def test_lint_says_what_compile_does(fn, converts):
+    import inspect
+    from textwrap import dedent
+
+    from leapp.ast_pass import analyze_source
+
+    source = "import numpy as np\n# leapp: trace\n" + dedent(inspect.getsource(fn))
+    lint = [d.message for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
+    x = np.arange(8.0) if fn is inside_a_plain_if else np.array([1.0, 2.0, 2.0])
+    if converts:
+        assert lint == []
+        leapp.compile(fn)(x)
+    else:
+        with pytest.raises(ProblemsError) as info:
+            leapp.compile(fn)(x)
+        # the same reason (the snippet's line numbers differ from the file's)
+        import re
+
+        def reason(text):
+            return re.sub(r"\d+", "N", text.split("cannot convert it: ")[-1].split(". Use")[0])
+
+        assert lint and all(reason(m) in re.sub(r"\d+", "N", str(info.value)) for m in lint)

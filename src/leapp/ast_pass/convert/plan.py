@@ -128,6 +128,7 @@ class _Checker:
         # start, into the value `name` had when it began (convert.owned); None: never
         self.owner = owner
         self.claimed: set[str] = set()  # names the block writes into on its private copy
+        self.after_early = 0  # the line of an early return inside the block that its writes follow
 
     def line(self, node) -> int:
         return self.ctx.positions.start(node)[0]
@@ -239,6 +240,9 @@ class _Checker:
         name = self.written(target)
         if name in self.fresh:
             return
+        if self.after_early:  # the held early return's value may be this very array
+            self.refuse(stmt, f"{what} after the early return at line {self.after_early}, whose value may be "
+                              "that array (write into a new array: `r = r.copy()` first)")
         if name is None or self.owner is None or name in self.rebound:
             self.refuse(stmt, what + shared)
         why = self.owner(name)
@@ -584,6 +588,7 @@ def _plan_if(node, ctx):
             _check_defined(facts, s, set(inner_params), paths.definitely_before(facts, s), ctx)
             nested.append(((s.lineno, s.col_offset), inner_params, (claimed, ())))
             checker.fresh, checker.owner = set(), None
+            checker.after_early = s.lineno + ctx.positions.line_offset
         copies.append(tuple(sorted(checker.claimed)))
         ends.append((set(checker.fresh), set(checker.rebound)))
     written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
