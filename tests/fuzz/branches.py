@@ -4,7 +4,8 @@
 arrays ``x`` and ``y``: assignments, ``if``/``elif``/``else`` on a reduction
 or an element compared with a constant (nested, with ``and``/``or``/``not`` and
 comparison chains), early returns (plain, `if`/`elif` chains of returns with a
-fall-through, `if`/`else` with one returning arm, an early return inside an arm),
+fall-through, `if`/`else` with one returning arm, an early return inside an arm of an
+`if` on data or of one on a shape, which Python decides),
 conditional expressions, bounded ``while``
 loops (``# leapp: max-iterations=N`` or ``leapp.bounded``, with a counter in
 the test so that NumPy's loop ends within the bound), writes and in-place updates
@@ -217,6 +218,13 @@ class _Gen:
                 self._body("        ", outs, 2)
                 self.lines.append("    else:")
                 self.lines.append(f"        return {self.arr()}")
+        elif roll < 0.9:  # an arm Python decides (a shape test), ending in a return after an early one
+            self.lines.append(f"    if x.shape[0] > {r.choice([3, 4])}:")
+            for v in outs:
+                self.lines.append(f"        {v} = {self.arr()}")
+            self.lines.append(f"        if {self.test()}:")
+            self.lines.append(f"            return {self.arr()}")
+            self.lines.append(f"        return {self.arr()}")
         else:  # if c: <...> / if m: return r / <assigns> / else: B
             self.lines.append(f"    if {self.test()}:")
             self._body("        ", outs, 2)
