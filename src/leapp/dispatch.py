@@ -199,11 +199,84 @@ class Pending:
 _NOT_TAKEN = Pending(False, None)
 
 
+class Returns(Pending):
+    """A converted ``if`` whose arms hold early returns (``if_returns``): taken (an arm returned on a
+    plain path, ``value``), or the names the arms hand on (``outputs``) and the early returns they
+    hold (``group``, each under its arm's path), merged by the function's later ``return``."""
+
+    __slots__ = ("outputs", "group")
+
+    def __init__(self, taken, value, outputs=None, group=()):
+        super().__init__(taken, value)
+        self.outputs, self.group = outputs, tuple(group)
+
+
+class _Exit:
+    """An arm's function returning the function's own value (``exit``), not the names it hands on."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _Arm:
+    """The end of an arm that holds early returns: the names it hands on and those returns."""
+
+    __slots__ = ("held", "outputs")
+
+    def __init__(self, held, outputs):
+        self.held, self.outputs = tuple(held), outputs
+
+
+def exit(pending, value, /):
+    """``return value`` inside an arm of a converted ``if`` after the early returns ``pending`` it
+    holds: the function returns ``value`` (merged with them)."""
+    return _Exit(merge(pending, value))
+
+
+def arm(pending, outputs, /):
+    """The end of an arm of a converted ``if`` that holds the early returns ``pending``."""
+    return _Arm(pending, outputs)
+
+
+def returns(result) -> Returns:
+    """One arm's result (the names it hands on, an ``_Exit`` or an ``_Arm``) as a ``Returns``."""
+    if isinstance(result, Returns):
+        return result
+    if isinstance(result, _Exit):
+        return Returns(True, result.value)
+    if isinstance(result, _Arm):
+        return Returns(False, None, result.outputs, _flat(result.held))
+    return Returns(False, None, result)
+
+
+def _flat(pending) -> list:
+    out: list = []
+    for p in pending:
+        out.extend(_flat(p.group) if isinstance(p, Returns) else (p,))
+    return [p for p in out if p.test is not None]
+
+
+def if_returns(site, test, true_fn, false_fn, args, /):
+    """The ``if`` at ``site`` whose arms hold early returns (``if m: return r`` at an arm's top)."""
+    if _handler is None:
+        return returns(true_fn(*args) if _side(site, test) else false_fn(*args))
+    return _branches().if_returns(site, test, true_fn, false_fn, args)
+
+
 def early(site, test, body, args, /):
     """``if test: <body ending in return>`` at the top of a function body, at ``site``."""
     if _handler is None:
         return Pending(True, body(*args)) if _side(site, test) else _NOT_TAKEN
     return _branches().early(site, test, body, args)
+
+
+def arm_early(site, test, body, args, /):
+    """``if test: <body ending in return>`` at the top of an arm of an ``if_returns``, at ``site``."""
+    if _handler is None:
+        return Pending(True, body(*args)) if _side(site, test) else _NOT_TAKEN
+    return _branches().early(site, test, body, args, True)
 
 
 def while_(site, bound, test_fn, body_fn, args, /):
@@ -236,7 +309,7 @@ def past_bound(site, bound, done) -> None:
 
 def merge(pending, value, /):
     """A later ``return value`` after early returns ``pending`` (in source order)."""
-    held = [p for p in pending if p.test is not None]
+    held = _flat(pending)  # an `if` whose arms held early returns holds each of them
     if not held:
         return value
     return _branches().merge(held, value)
@@ -270,5 +343,9 @@ class BranchDispatch:
     chain = staticmethod(chain)
     early = staticmethod(early)
     merge = staticmethod(merge)
+    if_returns = staticmethod(if_returns)
+    arm_early = staticmethod(arm_early)
+    exit = staticmethod(exit)
+    arm = staticmethod(arm)
     while_ = staticmethod(while_)
     private = staticmethod(private)

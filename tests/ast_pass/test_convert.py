@@ -25,11 +25,21 @@ def branches(body: str, params: str = "x"):
     """, "declared global or nonlocal"),
     ("""\
     if x.sum() > 0:
+        y = x
+    elif x.sum() < -1:
         return x
     else:
         y = -x
     return y
-    """, "one branch returns and another does not"),
+    """, "one branch returns and another does not, in a form leapp does not convert"),
+    ("""\
+    for i in range(2):
+        if x.sum() > i:
+            return x
+        else:
+            y = -x
+    return y
+    """, "the `if` is not at the top of the function body"),
     ("""\
     if x.sum() > 0:
         return x

@@ -182,3 +182,22 @@ def test_edited_source_is_not_converted(tmp_path, monkeypatch):
         assert got.code is None and "does not compile to the code that runs" in got.reason
     finally:
         sys.modules.pop("edited_lib", None)
+
+
+def clamp_in_library(v):
+    return geo.clamp_length(v, 5.0)
+
+
+def signed_unit_in_library(v):
+    return geo.signed_unit(v)
+
+
+@pytest.mark.parametrize("fn,text", [(clamp_in_library, "if n < 1e-9"), (signed_unit_in_library, "if s > 0")])
+def test_library_early_returns_in_a_chain_and_inside_an_arm_convert(fn, text):
+    v = np.array([3.0, 4.0, 0.0])
+    cf = leapp.compile(fn)
+    _agrees(cf, fn, [v, np.zeros(3), v * 10, -v, v * 0.1])
+    assert len(cf.graphs) == 1
+    inner = geo.clamp_length if fn is clamp_in_library else geo.signed_unit
+    assert f"line {_line(inner, text)}: " in cf.format_report()
+    _refused_without_conversion(fn, v)

@@ -227,10 +227,10 @@ pytransform3d|pytransform3d.transformations.exponential_coordinates_from_transfo
 pytransform3d|pytransform3d.transformations.transform_from_exponential_coordinates(s)|s:vec6|refuse|pytransform3d/transformations/_screws.py:873|control-flow
 pytransform3d|pytransform3d.transformations.adjoint_from_transform(a)|a:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.transformations.dual_quaternion_from_transform(a)|a:hom|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
-pytransform3d|pytransform3d.transformations.transform_from_dual_quaternion(d)|d:vec8|refuse|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
-pytransform3d|pytransform3d.transformations.dq_conj(d)|d:vec8|refuse|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
-pytransform3d|pytransform3d.transformations.dq_q_conj(d)|d:vec8|refuse|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
-pytransform3d|pytransform3d.transformations.concatenate_dual_quaternions(a, b)|a:vec8,b:vec8|refuse|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
+pytransform3d|pytransform3d.transformations.transform_from_dual_quaternion(d)|d:vec8|convert|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
+pytransform3d|pytransform3d.transformations.dq_conj(d)|d:vec8|convert|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
+pytransform3d|pytransform3d.transformations.dq_q_conj(d)|d:vec8|convert|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
+pytransform3d|pytransform3d.transformations.concatenate_dual_quaternions(a, b)|a:vec8,b:vec8|convert|pytransform3d/transformations/_dual_quaternion.py:72|control-flow
 pytransform3d|pytransform3d.transformations.screw_axis_from_exponential_coordinates(s)|s:vec6|refuse|pytransform3d/transformations/_screws.py:590|control-flow
 pytransform3d|pytransform3d.transformations.translate_transform(a, p)|a:hom,p:vec3|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
 pytransform3d|pytransform3d.transformations.rotate_transform(a, r)|a:hom,r:rot|refuse|pytransform3d/rotations/_matrix.py:65|control-flow
@@ -286,7 +286,7 @@ ahrs|ahrs.common.orientation.am2DCM(a, m, "ENU")|a:vec3,m:vec3
 ahrs|ahrs.common.orientation.acc2q(a)|a:vec3|refuse|ahrs/common/orientation.py:813|control-flow
 ahrs|ahrs.common.orientation.am2angles(a[None], m[None])|a:vec3,m:vec3|refuse|ahrs/common/orientation.py:864|state
 ahrs|ahrs.common.orientation.chiaverini(r)|r:rot|refuse|ahrs/common/orientation.py:1003|control-flow
-ahrs|ahrs.common.orientation.hughes(r)|r:rot|refuse|ahrs/common/orientation.py:1095|control-flow
+ahrs|ahrs.common.orientation.hughes(r)|r:rot|convert|ahrs/common/orientation.py:1095|control-flow
 ahrs|ahrs.common.orientation.sarabandi(r)|r:rot|convert|ahrs/common/orientation.py:1280|control-flow
 ahrs|ahrs.common.orientation.itzhack(r)|r:rot|refuse|ahrs/common/orientation.py:1570|untraced
 ahrs|ahrs.common.orientation.shepperd(r)|r:rot|convert|ahrs/common/orientation.py:1711|control-flow

@@ -3,7 +3,10 @@
 ``generate(seed)`` writes a module with one decorated function of two float
 arrays ``x`` and ``y``: assignments, ``if``/``elif``/``else`` on a reduction
 or an element compared with a constant (nested, with ``and``/``or``/``not`` and
-comparison chains), early returns, conditional expressions, bounded ``while``
+comparison chains), early returns (plain, `if`/`elif` chains of returns with a
+fall-through, `if`/`else` with one returning arm, an early return inside an arm of an
+`if` on data or of one on a shape, which Python decides),
+conditional expressions, bounded ``while``
 loops (``# leapp: max-iterations=N`` or ``leapp.bounded``, with a counter in
 the test so that NumPy's loop ends within the bound), writes and in-place updates
 in a branch into an array the function made before it (converted on a private
@@ -183,8 +186,55 @@ class _Gen:
             v = r.choice(self.names)
             self.lines.append(f"    {v} = {self.arr()} if {self.test()} else {self.arr()}")
         else:
+            self.early()
+
+    def early(self) -> None:
+        """Early returns at the top of the body: a plain one, an `if`/`elif` chain of returns with a
+        fall-through (or a non-returning `else`), an `if`/`else` with one returning arm (either),
+        or an early return inside an arm of an `if` on data."""
+        r = self.rng
+        roll = r.random()
+        if roll < 0.4:
             self.lines.append(f"    if {self.test()}:")
             self.lines.append(f"        return {self.arr()}")
+            return
+        outs = r.sample(self.names, min(len(self.names), r.randint(1, 2)))
+        if roll < 0.6:  # if a: return p / elif b: return q / [else: B]
+            self.lines.append(f"    if {self.test()}:")
+            self.lines.append(f"        return {self.arr()}")
+            for _ in range(r.randint(1, 2)):
+                self.lines.append(f"    elif {self.test()}:")
+                self.lines.append(f"        return {self.arr()}")
+            if r.random() < 0.5:
+                self.lines.append("    else:")
+                self._body("        ", outs, 2)
+        elif roll < 0.8:  # if c: return z / else: B (or mirrored)
+            self.lines.append(f"    if {self.test()}:")
+            if r.random() < 0.5:
+                self.lines.append(f"        return {self.arr()}")
+                self.lines.append("    else:")
+                self._body("        ", outs, 2)
+            else:
+                self._body("        ", outs, 2)
+                self.lines.append("    else:")
+                self.lines.append(f"        return {self.arr()}")
+        elif roll < 0.9:  # an arm Python decides (a shape test), ending in a return after an early one
+            self.lines.append(f"    if x.shape[0] > {r.choice([3, 4])}:")
+            for v in outs:
+                self.lines.append(f"        {v} = {self.arr()}")
+            self.lines.append(f"        if {self.test()}:")
+            self.lines.append(f"            return {self.arr()}")
+            self.lines.append(f"        return {self.arr()}")
+        else:  # if c: <...> / if m: return r / <assigns> / else: B
+            self.lines.append(f"    if {self.test()}:")
+            self._body("        ", outs, 2)
+            self.lines.append(f"        if {self.test()}:")
+            self.lines.append(f"            return {self.arr()}")
+            for v in outs:
+                self.lines.append(f"        {v} = {self.arr()}")
+            if r.random() < 0.6:
+                self.lines.append("    else:")
+                self._body("        ", outs, 2)
 
 
 def generate(seed: int) -> tuple[str, str, int, str]:

@@ -57,6 +57,47 @@ def if_(site, test, true_fn, false_fn, args):
     return select(site, cond, a, b, "")
 
 
+def if_returns(site, test, true_fn, false_fn, args):
+    """An ``if`` whose arms hold early returns: the names they hand on are selected as by ``if_``,
+    and each early return an arm holds is held on (its test already and-ed with the arm's path by
+    ``early``), for the function's later ``return`` to merge."""
+    from ..dispatch import Returns, returns
+
+    if not traced(test):
+        return returns(true_fn(*args) if test else false_fn(*args))
+    cond = _test(site, test)
+    taken = concrete(cond)
+    with np.errstate(all="ignore"):
+        with untaken(not taken), _on_path(cond, True), _in_arm(cond, True):
+            a = returns(true_fn(*args))
+        with untaken(taken), _on_path(cond, False), _in_arm(cond, False):
+            b = returns(false_fn(*args))
+    if a.taken or b.taken:  # inside a traced arm every early return is held (``early``)
+        raise RuntimeError(f"{site}: an arm of a converted `if` returned on a plain path (a leapp bug, "
+                           "please report it)")
+    return Returns(False, None, select(site, cond, a.outputs, b.outputs, ""), (*a.group, *b.group))
+
+
+@contextlib.contextmanager
+def _in_arm(cond, side: bool):
+    """Code running in an arm of an ``if_returns``: an early return there holds its value under
+    ``cond`` being ``side`` too (``early`` with ``in_arm``)."""
+    arms = _arms(state.current())
+    entry = (cond, side)
+    arms.append(entry)
+    try:
+        yield
+    finally:
+        arms[:] = [e for e in arms if e is not entry]
+
+
+def _arms(trace) -> list:
+    arms = getattr(trace, "arm_path", None)
+    if arms is None:
+        arms = trace.arm_path = []
+    return arms
+
+
 @contextlib.contextmanager
 def _on_path(cond, side: bool):
     """The code running now is a converted arm, run on every input: ``cond`` is ``side`` on the
@@ -255,12 +296,26 @@ def not_(site, value):
     return np.logical_not(_test(site, value))
 
 
-def early(site, test, body, args):
+def early(site, test, body, args, in_arm=False):
+    """``if test: <body ending in return>``: at the top of a function body, or (``in_arm``, from
+    ``dispatch.arm_early``) at the top of an arm of an ``if_returns``, where it returns only on the
+    arm's path: its test is and-ed with the tests of the ``if_returns`` arms it runs in."""
     from ..dispatch import Pending
 
+    arms = _arms(state.current()) if in_arm else []
     if not traced(test):
-        return Pending(True, body(*args)) if test else Pending(False, None)
-    cond = _test(site, test)
+        if not test:
+            return Pending(False, None)
+        if not arms:
+            return Pending(True, body(*args))
+        cond = None  # a plain true test inside a converted arm: held under the arm's path
+    else:
+        cond = _test(site, test)
+    if arms:  # inside an arm of a converted `if` (``if_returns``): it returns only on the arm's path
+        sides = [c if side else np.logical_not(c) for c, side in arms]
+        for c in sides[1:]:
+            sides[0] = np.logical_and(sides[0], c)
+        cond = sides[0] if cond is None else np.logical_and(sides[0], cond)
     taken = concrete(cond)
     with np.errstate(all="ignore"), untaken(not taken), _on_path(cond, True):
         value = body(*args)

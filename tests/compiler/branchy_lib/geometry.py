@@ -91,3 +91,25 @@ def direction(v):
     if near_zero(np.linalg.norm(v)):
         return np.zeros_like(v)
     return v / np.linalg.norm(v)
+
+
+def clamp_length(v, limit):
+    """An `if`/`elif` chain of returns with a fall-through (issue 19)."""
+    n = np.linalg.norm(v)
+    if n < 1e-9:
+        return np.zeros_like(v)
+    elif n > limit:
+        return v * (limit / n)
+    return v
+
+
+def signed_unit(v):
+    """An early return inside an arm of an `if` on data, the `else` assigning."""
+    s = v.sum()
+    if s > 0:
+        if s > 10:
+            return v / s
+        w = v * 2
+    else:
+        w = -v
+    return w + 1

@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from . import expressions, loops, statements
-from .plan import MARKER
+from .plan import MARKER, Branch
 
 
 class _Converter(cst.CSTTransformer):
@@ -27,9 +27,13 @@ class _Converter(cst.CSTTransformer):
         self.ifs = {b.local: b for b in branches if b.converted and b.construct not in ("ifexp", "while")}
         self.whiles = {b.local: b for b in branches if b.converted and b.construct == "while"}
         self.ifexps = {b.local: b for b in branches if b.converted and b.construct == "ifexp"}
+        # early returns inside the arms of a converted `if`: converted whether their test is on data
+        # (planned too, then in ``ifs``) or not (runtime.branches.early branches as Python does)
+        self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested}
         self.seen_on_line: dict[int, int] = {}
         self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
-        self.pending: dict[int, str] = {}
+        self.pending: dict[int, str] = {}  # early returns merged at the later returns of their block
+        self.arm_pending: dict[int, str] = {}  # those inside an arm of an if_returns (its _exits)
         self.applied = 0
 
     def _site(self, node) -> str:
@@ -54,18 +58,34 @@ class _Converter(cst.CSTTransformer):
     def leave_If(self, original, updated):
         pos = self.get_metadata(PositionProvider, original).start
         branch = self.ifs.get((pos.line, pos.column))
+        record = self.nested.get((pos.line, pos.column))
+        if branch is None and record is not None:
+            branch = Branch("early", pos.line + self.first_line - 1, pos.column + self.indent + 1, record[0],
+                            "select", "", record[1], copies=record[2], inner=True)
         if branch is None:
             return updated
         self.applied += 1
         site = f"{self.path}:{branch.line}:{branch.col}"
-        if branch.construct == "early":
-            out = statements.convert_early(updated, branch, site)
-            self.pending[id(out.nodes[1])] = statements.pending_name(branch)
-            return out
         sites, cur = [], original
         while isinstance(cur, cst.If):
             sites.append(self._site(cur) if cur is not original else site)
             cur = cur.orelse
+        if branch.construct == "early":
+            out = statements.convert_early(updated, branch, sites)
+            held = iter(statements.pending_names(branch))
+            where = self.arm_pending if branch.inner else self.pending
+            for node in out.nodes:  # each `_leapp.early` call, in order, holds one early return
+                first = cst.Module([]).code_for_node(node).split("\n", 1)[0]
+                if "_leapp.early(" in first or "_leapp.arm_early(" in first:
+                    where[id(node)] = next(held)
+            return out
+        if branch.nested and branch.construct == "if":
+            # the arms' early returns, found by identity among their converted statements
+            branch = _Pending(branch, self.arm_pending)
+            out = statements.convert_if(updated, branch, sites)
+            self.pending[id(out.nodes[-2 - bool(branch.outputs) - len(branch.after)])] = \
+                statements.pending_name(branch)
+            return out
         return statements.convert_if(updated, branch, sites)
 
     def leave_While(self, original, updated):
@@ -76,10 +96,20 @@ class _Converter(cst.CSTTransformer):
         self.applied += 1
         return loops.convert_while(updated, branch, f"{self.path}:{branch.line}:{branch.col}")
 
-    def leave_FunctionDef(self, original, updated):
-        if not self.pending:
+    def leave_IndentedBlock(self, original, updated):
+        if not any(id(stmt) in self.pending for stmt in updated.body):
             return updated
         return statements.merge_returns(updated, self.pending)
+
+
+class _Pending:
+    """A plan.Branch with the converter's held early returns (``pending``, by statement identity)."""
+
+    def __init__(self, branch, pending):
+        self._branch, self.pending = branch, pending
+
+    def __getattr__(self, name):
+        return getattr(self._branch, name)
 
 
 def apply(code: str, branches, *, path: str, first_line: int, indent: int) -> tuple[str, int]:

@@ -66,6 +66,18 @@ class Branch:
     outputs: tuple = ()  # names assigned from the select
     bound: int = 0  # a bounded `while`: its most iterations
     copies: tuple = ()  # per branch function: the names it writes into on a private copy (convert.owned)
+    # construct "early": how many arms of the chain return early (``if a: return p`` / ``elif b:
+    # return q``), and the arm that does not return, which runs after them as a local function
+    # (``tail``: "else" for ``else: y = ...``, "if" for ``if c: y = ...`` / ``else: return z``,
+    # whose early test is ``not c``; "" for none), passed ``tail_params``, handing on ``outputs``
+    early: int = 1
+    tail: str = ""
+    tail_params: tuple = ()
+    # construct "if": the early returns inside its arms (``if m: return r`` at an arm's top level),
+    # as (their ``local``, params, copies), and the names the code after the `if` writes into on a private copy;
+    nested: tuple = ()
+    after: tuple = ()
+    inner: bool = False  # construct "early": an early return inside an arm of such an `if`
 
     @property
     def converted(self) -> bool:
@@ -77,8 +89,19 @@ class Branch:
         if self.verdict == "loop":
             flows = f", {', '.join(self.outputs)} carried" if self.outputs else ""
             return f"line {self.line}: {what} converted to {self.bound} masked iterations{flows}"
+        if self.converted and self.construct == "early" and (self.early > 1 or self.tail):
+            tests = "an `if`/`elif` chain of early returns" if self.early > 1 else "an early `return`"
+            if self.tail == "if":
+                tests = "an `else` branch that returns (its test negated)"
+            rest = f", then the `{self.tail}` branch runs after it{' (' + ', '.join(self.outputs) + ')' if self.outputs else ''}" \
+                if self.tail else ""
+            return f"line {self.line}: {tests} converted to {self.early} early return(s) selected at the end{rest}"
+        if self.converted and self.construct == "early" and self.inner:
+            return f"line {self.line}: early `return` inside a converted branch converted to a select"
         if self.converted:
             flows = f" ({', '.join(self.outputs)} selected)" if self.outputs else ""
+            if self.nested:
+                flows += f", with {len(self.nested)} early return(s) inside its branches"
             return f"line {self.line}: {what} converted to a select{flows}"
         return f"line {self.line}: {what} not converted: {self.reason}"
 
@@ -105,6 +128,7 @@ class _Checker:
         # start, into the value `name` had when it began (convert.owned); None: never
         self.owner = owner
         self.claimed: set[str] = set()  # names the block writes into on its private copy
+        self.after_early = 0  # the line of an early return inside the block that its writes follow
 
     def line(self, node) -> int:
         return self.ctx.positions.start(node)[0]
@@ -216,6 +240,9 @@ class _Checker:
         name = self.written(target)
         if name in self.fresh:
             return
+        if self.after_early:  # the held early return's value may be this very array
+            self.refuse(stmt, f"{what} after the early return at line {self.after_early}, whose value may be "
+                              "that array (write into a new array: `r = r.copy()` first)")
         if name is None or self.owner is None or name in self.rebound:
             self.refuse(stmt, what + shared)
         why = self.owner(name)
@@ -456,10 +483,10 @@ def plan_if(node: ast.If, ctx) -> Branch:
     line, col = ctx.positions.start(node)
     local = (node.lineno, node.col_offset)
     try:
-        construct, params, outputs, copies = _plan_if(node, ctx)
+        construct, params, outputs, copies, extra = _plan_if(node, ctx)
     except _Refused as exc:
         return Branch("if", line, col, local, "refused", str(exc))
-    return Branch(construct, line, col, local, "select", "", params, outputs, copies=copies)
+    return Branch(construct, line, col, local, "select", "", params, outputs, copies=copies, **extra)
 
 
 def _arm_checker(ctx, where, node, arm, facts, fn, *, guarded: bool = False) -> _Checker:
@@ -500,15 +527,68 @@ def _plan_if(node, ctx):
             params = _needs(bodies, assigned) | set().union(*map(set, copies))
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
                            ctx)
-            return "return", tuple(sorted(params)), (), tuple(copies)
-        if len(arms) == 1 and orelse is None and facts.parents.get(node) is fn:
-            return _plan_early(node, fn, facts, ctx)
-        raise _Refused("one branch returns and another does not (put the code after the `if` in an "
-                       "`else`, or return from every branch)")
-    copies, ends = [], []
+            return "return", tuple(sorted(params)), (), tuple(copies), {}
+        outer = _enclosing_if(node, facts)
+        if outer is not None and not orelse and len(arms) == 1:
+            # planned with the `if` around it, which the static pass met first (its test comes first)
+            at = (outer.lineno, outer.col_offset)
+            head = next((b for b in getattr(ctx, "branches", ()) if b.local == at
+                         and b.construct not in ("ifexp", "while")), None)
+            record = next((r for r in head.nested if r[0] == (node.lineno, node.col_offset)), None) \
+                if head is not None and head.converted and head.construct == "if" else None
+            if record is not None:
+                return "early", record[1], (), record[2], dict(inner=True)
+            if head is None and _plain_ifs_to(node, fn, facts, ctx):
+                # inside `if` arms Python decides (`if unit:` / `if x.ndim < 3:`): an early return
+                # whose block ends in a return, merged at that block's returns
+                block = paths._block_of(facts.parents[node], node)
+                assert block is not None
+                return _plan_early(node, fn, facts, ctx, [node.body], None, "else", block)
+            if head is None:
+                raise _Refused("it returns early inside a branch of an `if` whose test is not on data, and the "
+                               "rest of that branch does not end in a `return` (return from every path of the "
+                               "branch, or move the early return to the top of the function)")
+            if not head.converted:
+                raise _Refused(f"it returns early inside a branch of the `if` at line {head.line}, which is "
+                               f"not converted ({head.reason})")
+        if facts.parents.get(node) is fn:
+            # `if a: return p` / `elif b: return q` / [`else: <no return>`] / rest is `if a: return p`,
+            # `if b: return q`, the `else` body, rest; `if c: <no return>` / `else: return z` / rest is
+            # `if not c: return z`, the `if` body, rest: a sequence of early returns Python runs alike
+            # an arm that raises exits too: it is planned with the others, and refused for raising
+            exits = [r or (bool(b) and isinstance(b[-1], ast.Raise)) for r, b in zip(returning, bodies, strict=True)]
+            if all(exits[:len(arms)]) and (orelse is None or not exits[-1]):
+                return _plan_early(node, fn, facts, ctx, [body for _, body in arms], orelse, "else")
+            if len(arms) == 1 and orelse is not None and exits == [False, True]:
+                return _plan_early(node, fn, facts, ctx, [orelse], bodies[0], "if")
+        raise _Refused("one branch returns and another does not, and the `if` is not at the top of the "
+                       "function body (put the code after the `if` in an `else`, or return from every branch)"
+                       if facts.parents.get(node) is not fn else
+                       "one branch returns and another does not, in a form leapp does not convert (an "
+                       "`if`/`elif` chain converts when its returning arms come first)")
+    copies, ends, nested = [], [], []
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
-        checker.block(body, returns="none")
+        inner = [s for s in body if _nested_early(s, ctx)]
+        if inner and facts.parents.get(node) is not fn:
+            checker.block(body, returns="none")  # refused: returns in the middle
+        for s in body:
+            if s not in inner:
+                checker.stmt(s, returns="none", loops=0)
+                continue
+            # `if m: return r` inside the arm: an early return held with the arm's path (runtime
+            # branches.early), its test run on every input the arm runs on; what the arm does
+            # after it must not change an array the held value may be (it writes on none)
+            _BoolTest(ctx).check(s.test)
+            checker.expr(s.test)
+            early = _arm_checker(ctx, "the early-return branch", s, s.body, facts, fn, guarded=True)
+            early.block(s.body, returns="last")
+            claimed = tuple(sorted(early.claimed))
+            inner_params = tuple(sorted(_needs([s.body], _stored(s.body)) | early.claimed))
+            _check_defined(facts, s, set(inner_params), paths.definitely_before(facts, s), ctx)
+            nested.append(((s.lineno, s.col_offset), inner_params, (claimed, ())))
+            checker.fresh, checker.owner = set(), None
+            checker.after_early = s.lineno + ctx.positions.line_offset
         copies.append(tuple(sorted(checker.claimed)))
         ends.append((set(checker.fresh), set(checker.rebound)))
     written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
@@ -527,7 +607,69 @@ def _plan_if(node, ctx):
     _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
     # without an `else`, the input that takes no branch keeps what the names held before the `if`
     _check_updated_after(node, fn, facts, ctx, bodies if orelse else [*bodies, []], outputs, ends, len(arms))
-    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies)
+    if not nested:
+        return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), {}
+    # the code after the `if` runs on every input, also on those an inner early return holds: it is
+    # code after an early return (as in _plan_early), and the function must end in a `return`
+    rest = fn.body[fn.body.index(node) + 1:]
+    if not rest or not _returns_at_end(rest):
+        raise _Refused("the function can fall off its end after the early return inside a branch (end it "
+                       "with a `return`)")
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
+    after.block(rest, returns="any")
+    _check_defined(facts, node, _read_locals(facts, [rest]) - set(outputs), defined, ctx)
+    return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
+        nested=tuple(nested), after=tuple(sorted(after.claimed)))
+
+
+def _nested_early(s, ctx) -> bool:
+    """``if m: <...> return r`` with no `else`: an early return inside an arm, converted whether or
+    not its test is on data (``runtime.branches.early`` branches as Python does on a plain test)."""
+    return isinstance(s, ast.If) and not s.orelse and _ends_in_return(s.body)
+
+
+def _plain_ifs_to(node, fn, facts, ctx) -> bool:
+    """Whether every block from ``node`` up to ``fn``'s body is an arm of an `if` leapp does not
+    convert (Python picks one arm), and the rest of ``node``'s block ends in a `return` on every path:
+    then no path leaves that block after ``node``, and its returns are the only ones to merge."""
+    converted = {b.local for b in getattr(ctx, "branches", ()) if b.construct not in ("ifexp", "while")}
+    cur = node
+    while True:
+        parent = facts.parents.get(cur)
+        if parent is fn:
+            break
+        if not isinstance(parent, ast.If) or (parent.lineno, parent.col_offset) in converted:
+            return False
+        head = parent
+        while True:
+            up = facts.parents.get(head)
+            if isinstance(up, ast.If) and up.orelse == [head] and _is_elif(head, up):
+                head = up
+                continue
+            break
+        if (head.lineno, head.col_offset) in converted:
+            return False
+        cur = parent
+    block = paths._block_of(facts.parents[node], node)
+    if block is None or node not in block:
+        return False
+    rest = block[block.index(node) + 1:]
+    return bool(rest) and _returns_at_end(rest)
+
+
+def _enclosing_if(node, facts):
+    """The head of the `if`/`elif` chain whose arm holds ``node`` at its top level, or None."""
+    parent = facts.parents.get(node)
+    if not isinstance(parent, ast.If) or not (node in parent.body or node in parent.orelse):
+        return None
+    if parent.orelse == [node] and _is_elif(node, parent):
+        return None  # an `elif`, not a statement of an arm
+    while True:
+        up = facts.parents.get(parent)
+        if isinstance(up, ast.If) and up.orelse == [parent] and _is_elif(parent, up):
+            parent = up
+            continue
+        return parent
 
 
 def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) -> None:
@@ -651,22 +793,48 @@ def _arm_name(i, n_arms) -> str:
     return "the `if` branch" if i == 0 else "the `else` branch" if i == n_arms else "an `elif` branch"
 
 
-def _plan_early(node, fn, facts, ctx):
-    body = fn.body
+def _plan_early(node, fn, facts, ctx, earlies, tail, kind, body=None):
+    """``earlies``: the bodies that return early, in order (their tests are the chain's, or for
+    ``kind`` "if" the negated `if` test); ``tail``: the arm that does not return (None: none), which
+    runs after them, before the rest of the function, as a local function handing on its names.
+    ``body``: the block that holds ``node`` (the function's body unless it is in a plain `if`)."""
+    body = fn.body if body is None else body
     rest = body[body.index(node) + 1:]
     # both sides run guarded: the early branch under its test, the code after it under its negation
     # (runtime.branches.early puts it on the path until the merging return)
-    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn, guarded=True)
-    early.block(node.body, returns="last")
+    names = ["the early-return branch"] if len(earlies) == 1 else \
+        ["the `if` branch", *["an `elif` branch"] * (len(earlies) - 1)]
+    if kind == "if":
+        names = ["the `else` branch (an early return)"]
+    copies = []
+    for where, arm in zip(names, earlies, strict=True):
+        early = _arm_checker(ctx, where, node, arm, facts, fn, guarded=True)
+        early.block(arm, returns="last")
+        copies.append(tuple(sorted(early.claimed)))
     if not rest or not _returns_at_end(rest):
         raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
     # the code after it runs on every input, also after the early branch ran: it writes on its own copy
-    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
+    after = _arm_checker(ctx, "the code after the early return", node, [*(tail or []), *rest], facts, fn,
+                         guarded=True)
+    tail_params: set[str] = set()
+    outputs: list[str] = []
+    if tail is not None:
+        after.where = f"the `{kind}` branch (run after the early return)"
+        after.block(tail, returns="none")
+        after.where = "the code after the early return"
+        stored = _stored(tail)
+        for name in sorted(stored & facts.declared):
+            raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
+        outputs = [n for n in sorted(stored) if paths.live_after(facts, n, node)]
+        everywhere = _definitely_assigned(tail)
+        tail_params = _needs([tail], stored) | (set(outputs) - everywhere)
     after.block(rest, returns="any")
-    params = _needs([node.body], _stored(node.body)) | early.claimed
-    _check_defined(facts, node, params | _read_locals(facts, [node.body, rest]), paths.definitely_before(facts, node),
-                   ctx)
-    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), tuple(sorted(after.claimed)))
+    copies.append(tuple(sorted(after.claimed)))
+    params = _needs(earlies, set().union(*(_stored(b) for b in earlies))) | set().union(*map(set, copies[:-1]))
+    _check_defined(facts, node, params | tail_params | _read_locals(facts, [*earlies, [*(tail or []), *rest]]),
+                   paths.definitely_before(facts, node), ctx)
+    return "early", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
+        early=len(earlies), tail=kind if tail is not None else "", tail_params=tuple(sorted(tail_params)))
 
 
 def _returns_at_end(stmts) -> bool:

@@ -85,6 +85,8 @@ def convert_if(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel:
         orelse = cur.orelse  # an Else, or None
         break
     values = branch.construct == "if"
+    if values and branch.nested:
+        return _convert_returning_if(node, branch, sites, arms, orelse)
     params, outputs = branch.params, branch.outputs
     stem = f"__leapp_if{branch.line}_"
     defs, names = [], []
@@ -118,25 +120,117 @@ def pending_name(branch) -> str:
     return f"__leapp_ret{branch.line}"
 
 
-def convert_early(node: cst.If, branch, site: str) -> cst.FlattenSentinel:
-    name = f"__leapp_if{branch.line}_0"
+def _exits(body, pending: dict, outputs, line):
+    """An arm body holding early returns (already converted to ``_leapp.early`` calls, found in
+    ``pending`` by identity): every ``return v`` after one becomes ``return _leapp.exit(held, v)``
+    (the arm's function hands the function's return value on), and the arm ends in
+    ``return _leapp.arm(held, (outputs,))``: the names it hands on and the early returns it holds."""
+    held: list[str] = []
+    out = []
+    for stmt in body.body:
+        name = pending.get(id(stmt))
+        if held:
+            stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held), "exit")))
+        if name is not None:
+            held.append(name)
+        out.append(stmt)
+    out.append(_stmt(f"return _leapp.arm({_tuple(held)}, {_tuple(outputs)})", line))
+    return body.with_changes(body=out)
+
+
+def _convert_returning_if(node, branch, sites, arms, orelse) -> cst.FlattenSentinel:
+    """An `if`/`elif`/`else` whose arms hold early returns: ``_leapp.if_returns`` selects the names
+    the arms hand on and holds their early returns (each under its arm's path) for the function's
+    later ``return``s, as an early return at the top of the function is held."""
+    params, outputs, pending = branch.params, branch.outputs, branch.pending
+    stem = f"__leapp_if{branch.line}_"
+    copies = branch.copies or ((),) * (len(arms) + 1)
+    defs, names = [], []
+    blocks = [*(a.body for a in arms), *([orelse.body] if orelse is not None else [])]
+    leading = [*(a.leading_lines for a in arms), *([orelse.leading_lines] if orelse is not None else [])]
+    for i, block in enumerate(blocks):
+        if isinstance(block, cst.SimpleStatementSuite):
+            block = _with_return(block, outputs, branch.line)
+        else:
+            block = _exits(block, pending, outputs, branch.line)
+        block = _with_copies(block, copies[i], sites[i] if i < len(arms) else sites[0],
+                             branch.line)
+        defs.append(_def(f"{stem}{i}", params, block, leading[i]))
+        names.append(f"{stem}{i}")
+    false = names[len(arms)] if orelse is not None else f"{_lambda(params)}{_tuple(outputs)}"
+    for i in range(len(arms) - 1, 0, -1):
+        test = _one_line(convert_test(arms[i].test, sites[i]))
+        false = (f"{_lambda(params)}_leapp.if_returns({sites[i]!r}, {test}, {names[i]}, {false}, "
+                 f"{_tuple(params)})")
+    test = _one_line(convert_test(arms[0].test, sites[0]))
     held = pending_name(branch)
-    test = _one_line(convert_test(node.test, site))
-    body, after = branch.copies or ((), ())
-    return cst.FlattenSentinel([
-        _def(name, branch.params, _with_copies(node.body, body, site, branch.line), node.leading_lines),
-        _stmt(f"{held} = _leapp.early({site!r}, {test}, {name}, {_tuple(branch.params)})", branch.line),
-        _stmt(f"if {held}.taken: return {held}.value", branch.line),
-        *(_stmt(f"{n} = _leapp.private({site!r}, {n})", branch.line) for n in after),
-    ])
+    calls = [_stmt(f"{held} = _leapp.if_returns({sites[0]!r}, {test}, {names[0]}, {false}, {_tuple(params)})",
+                   branch.line),
+             _stmt(f"if {held}.taken: return {held}.value", branch.line)]
+    if outputs:
+        calls.append(_stmt(f"{_tuple(outputs)} = {held}.outputs", branch.line))
+    calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", branch.line) for n in branch.after]
+    return cst.FlattenSentinel([*defs, *calls])
+
+
+def pending_names(branch) -> list[str]:
+    """The names the early returns of ``branch`` are held in, in order (one per returning arm)."""
+    first = pending_name(branch)
+    return [first, *(f"{first}_{i}" for i in range(1, branch.early))]
+
+
+def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel:
+    """``branch`` (construct "early") applied to ``node``: each returning arm a local function on
+    its own lines and an ``_leapp.early`` call; the arm that does not return (``branch.tail``) a local
+    function called after them, handing on ``branch.outputs``. ``sites[i]`` is arm i's site."""
+    arms: list[cst.If] = []
+    cur: cst.If | cst.Else | None = node
+    while isinstance(cur, cst.If):
+        arms.append(cur)
+        cur = cur.orelse
+    orelse = cur  # an Else, or None
+    stem = f"__leapp_if{branch.line}_"
+    lines = [int(site.rsplit(":", 2)[1]) for site in sites]
+    copies = branch.copies or ((),) * (branch.early + 1)
+    held = pending_names(branch)
+    defs, calls = [], []
+    if branch.tail == "if":  # `if c: B` / `else: return z`: `if not c: return z`, then B
+        assert orelse is not None and len(arms) == 1
+        tail = _def(f"{stem}0", branch.tail_params, _with_return(node.body, branch.outputs, lines[0]),
+                    node.leading_lines)
+        early = _def(f"{stem}1", branch.params, _with_copies(orelse.body, copies[0], sites[0], lines[0]),
+                     orelse.leading_lines)
+        defs = [tail, early]
+        negated = convert_test(cst.UnaryOperation(cst.Not(), node.test.with_changes(
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])), sites[0])
+        tests, names, tail_name = [_one_line(negated)], [f"{stem}1"], f"{stem}0"
+    else:
+        for i, arm in enumerate(arms):
+            defs.append(_def(f"{stem}{i}", branch.params, _with_copies(arm.body, copies[i], sites[i], lines[0]),
+                             arm.leading_lines))
+        tests = [_one_line(convert_test(arm.test, site)) for arm, site in zip(arms, sites, strict=True)]
+        names = [f"{stem}{i}" for i in range(len(arms))]
+        tail_name = f"{stem}{len(arms)}"
+        if orelse is not None:
+            defs.append(_def(tail_name, branch.tail_params, _with_return(orelse.body, branch.outputs, lines[0]),
+                             orelse.leading_lines))
+    for name, test, site, line, pending in zip(names, tests, sites, lines, held, strict=True):
+        how = "arm_early" if branch.inner else "early"  # inside an arm: held under the arm's path
+        calls.append(_stmt(f"{pending} = _leapp.{how}({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
+        calls.append(_stmt(f"if {pending}.taken: return {pending}.value", line))
+    calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
+    if branch.tail:
+        call = f"{tail_name}({', '.join(branch.tail_params)})"
+        calls.append(_stmt(f"{_tuple(branch.outputs)} = {call}" if branch.outputs else call, lines[0]))
+    return cst.FlattenSentinel([*defs, *calls])
 
 
 class _MergeReturns(cst.CSTTransformer):
     """Every ``return v`` of one function body (not of defs inside it) as ``_leapp.merge(...)``."""
 
-    def __init__(self, held: list[str]):
+    def __init__(self, held: list[str], how: str = "merge"):
         super().__init__()
-        self.held = held
+        self.held, self.how = held, how
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -151,25 +245,25 @@ class _MergeReturns(cst.CSTTransformer):
         value = updated.value if updated.value is not None else cst.Name("None")
         if isinstance(value, cst.Tuple) and not value.lpar:  # `return a, b`: one argument, not two
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        merged = cast(cst.Call, cst.parse_expression(f"_leapp.merge({_tuple(self.held)}, None)"))
+        merged = cast(cst.Call, cst.parse_expression(f"_leapp.{self.how}({_tuple(self.held)}, None)"))
         return updated.with_changes(value=merged.with_changes(
             args=[merged.args[0], cst.Arg(value)]),
             whitespace_after_return=cst.SimpleWhitespace(" "))
 
 
-def merge_returns(fn: cst.FunctionDef, pending: dict) -> cst.FunctionDef:
-    """``fn`` with the returns after each early-return site merged; ``pending`` maps the
-    inserted ``_leapp.early`` statements (by identity) to their pending names."""
-    body = fn.body
-    if not isinstance(body, cst.IndentedBlock):
-        return fn
+def merge_returns(block: cst.IndentedBlock, pending: dict) -> cst.IndentedBlock:
+    """``block`` (a function's body, or an arm of an `if` Python decides whose rest ends in a
+    `return`) with the returns after each early-return site merged; ``pending`` maps the inserted
+    ``_leapp.early`` statements (by identity) to their pending names. A return in a block inside
+    it that holds early returns of its own was merged there first: this merge wraps it, so the
+    first early return in the source wins."""
     held: list[str] = []
     out = []
-    for stmt in body.body:
+    for stmt in block.body:
         name = pending.get(id(stmt))
         if held:
             stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held))))
         if name is not None:
             held.append(name)
         out.append(stmt)
-    return fn.with_changes(body=body.with_changes(body=out))
+    return block.with_changes(body=out)

@@ -1,0 +1,491 @@
+"""Early returns in the forms users and libraries write, through @leapp.compile against NumPy.
+
+``if a: return p`` / ``elif b: return q`` / [``else: y = ...``] / ``return r``, and ``if c:
+return z`` / ``else: y = ...`` (or mirrored, the ``else`` returning) followed by more code, are
+the sequence of early returns Python runs alike (``if a: return p``; ``if b: return q``; the
+``else`` body; the rest): each converts to one graph that takes every path as NumPy does, values
+and dtypes. The rules of every arm still hold, and their refusals name the line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agree import same
+
+import leapp
+from leapp.errors import ProblemsError
+
+F32 = np.float32
+
+
+def elif_returns(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    elif n > 10:
+        return x / n * 10
+    return x / n
+
+
+def elif_returns_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    elif n > 10:
+        return x / n * 10
+    else:
+        y = x / n
+        z = y.sum()
+    return y * 2 + z
+
+
+def three_returns(x):
+    m = x.mean()
+    if m > 2:
+        return x * 3
+    elif m > 1:
+        return x * 2
+    elif m > 0:
+        return x + 1
+    return -x
+
+
+def return_then_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        y = x / n
+    return y * 2
+
+
+def else_returns(x):
+    n = np.linalg.norm(x)
+    if n >= 1e-6:
+        y = x / n
+        s = n * 2
+    else:
+        return np.zeros_like(x)
+    return y * s
+
+
+def else_updates(x, k):
+    q = x * 1.0  # the function's own array: the `else` writes on a private copy
+    if q[0] > 5:
+        return q
+    else:
+        q[1] = k
+        q *= 2
+    return q + 1
+
+
+def early_then_elif_chain(x):  # several early returns in sequence, one of them a chain
+    if x[0] > 3:
+        return x * 0
+    if x[1] > 3:
+        return x * 2
+    elif x[1] < -3:
+        return x * 3
+    return x
+
+
+SMALL = [np.array([0.0, 0.0, 0.0]), np.array([1.0, 2.0, 2.0]), np.array([30.0, 40.0, 0.0]),
+         np.array([-1.0, 0.5, 0.0])]
+CASES = [
+    (elif_returns, SMALL),
+    (elif_returns_else, SMALL),
+    (three_returns, [np.array([3.0, 3.0]), np.array([1.5, 1.5]), np.array([0.5, 0.5]), np.array([-1.0, -2.0])]),
+    (return_then_else, SMALL),
+    (else_returns, SMALL),
+    (early_then_elif_chain, [np.array([4.0, 0.0]), np.array([0.0, 4.0]), np.array([0.0, -4.0]),
+                             np.array([0.0, 0.0]), np.array([4.0, 4.0])]),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("fn,inputs", CASES, ids=[c[0].__name__ for c in CASES])
+def test_one_graph_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == []
+    assert cf.source.branches and all(b.converted for b in cf.source.branches)
+    cf.trace(inputs[0].astype(dtype))
+    for v in inputs:
+        same(cf(v.astype(dtype)), fn(v.astype(dtype)), rtol=1e-6)
+    assert len(cf.graphs) == 1  # every path through the same graph
+    assert any(n.target is __import__("torch").where for n in cf.graphs[0].graph.nodes)
+
+
+def test_the_else_writes_on_its_own_copy():
+    x = np.array([1.0, 2.0, 3.0], F32)
+    cf = leapp.compile(else_updates)
+    for v in (x, x * 10):
+        kept = v.copy()
+        same(cf(v, F32(7)), else_updates(v.copy(), F32(7)), rtol=1e-6)
+        assert np.array_equal(v, kept)  # the caller's array is not written
+    assert len(cf.graphs) == 1
+
+
+def test_the_report_and_the_rewrite_name_each_early_return():
+    cf = leapp.compile(elif_returns_else)
+    text = cf.source.rewritten
+    first = elif_returns_else.__code__.co_firstlineno
+    assert text.count("_leapp.early(") == 2 and "= __leapp_if" in text  # the `else` runs as a function
+    report = cf.format_report()
+    assert f"line {first + 2}: an `if`/`elif` chain of early returns converted to 2 early return(s)" in report
+    assert "then the `else` branch runs after it (y, z)" in report
+    cf = leapp.compile(else_returns)
+    assert "an `else` branch that returns (its test negated)" in cf.format_report()
+    assert "_leapp.not_(" in cf.source.rewritten
+
+
+def test_recorded_nodes_keep_the_users_lines():
+    cf = leapp.compile(elif_returns_else)
+    cf(np.array([1.0, 2.0, 2.0], F32))
+    first = elif_returns_else.__code__.co_firstlineno
+    lines = {str(n.meta.get("leapp_source")) for n in cf.graphs[0].graph.nodes}
+    for offset in (3, 5, 7, 8, 9):  # zeros_like, x / n * 10, y = x / n, z = y.sum(), y * 2 + z
+        at = f"{__file__}:{first + offset}"
+        assert any(s == at or s.startswith(at + ":") for s in lines), (offset, lines)
+
+
+def test_onnx_export_takes_every_path(tmp_path):
+    cf = leapp.compile(elif_returns_else)
+    x = np.array([1.0, 2.0, 2.0], F32)
+    cf(x)
+    cf.export(tmp_path / "f.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "f.onnx"))
+    name = session.get_inputs()[0].name
+    for v in SMALL:
+        (out,) = session.run(None, {name: v.astype(F32)})
+        np.testing.assert_allclose(out, elif_returns_else(v.astype(F32)), rtol=1e-6)
+
+
+def raising_elif(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    elif n > 10:
+        raise ValueError("too long")
+    return x / n
+
+
+def raising_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        if n > 10:
+            raise ValueError("too long")
+        y = x / n
+    return y
+
+
+def writes_input_in_else(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        x[0] = 1.0
+    return x
+
+
+def unbound_after_else(x, flag=True):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        if flag:
+            y = x / n
+    return y
+
+
+def returning_arm_after_one_that_does_not(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        y = x
+    elif n > 10:
+        return x / n
+    else:
+        y = x * 2
+    return y
+
+
+@pytest.mark.parametrize("fn,words", [
+    (raising_elif, "raises: a check on data"),
+    (raising_else, "raises: a check on data"),
+    (writes_input_in_else, "writes into `x[0]`"),
+    (unbound_after_else, "`y` may have no value"),
+    (returning_arm_after_one_that_does_not, "in a form leapp does not convert"),
+])
+def test_what_a_select_cannot_run_stays_refused_at_its_line(fn, words):
+    with pytest.raises(ProblemsError, match="LP202") as info:
+        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32))
+    assert words in str(info.value)
+    assert f"{__file__}:{fn.__code__.co_firstlineno + 2}" in str(info.value)
+
+
+def nested_early(x):
+    n = x.sum()
+    if n > 0:
+        if n > 5:
+            return x * 5
+        y = x * 2
+    else:
+        y = -x
+    return y + 1
+
+
+def nested_in_elif_and_else(x):
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+    elif m > 0:
+        t = x - 1
+        if t.max() > 1.5:
+            return t * 10
+        y = t
+    else:
+        if m < -2:
+            return x * 0
+        y = x + 1
+    return y * 2
+
+
+def nested_after_top_level_early(x):
+    if x[0] > 10:
+        return x * 0
+    s = x.sum()
+    if s > 0:
+        if x[1] > 2:
+            return -x
+        if x[2] > 2:
+            return x * 7
+        z = x / 2
+    else:
+        z = x
+    return z + 1
+
+
+NESTED = [
+    (nested_early, [np.array([1.0, 2.0, 3.0]), np.array([0.1, 0.2, 0.3]), np.array([-1.0, -2.0, 0.0]),
+                    np.array([0.0, 0.0, 0.0])]),
+    (nested_in_elif_and_else, [np.array([3.0, 3.0, 3.0]), np.array([1.0, 1.0, 3.0]), np.array([0.5, 0.5, 0.5]),
+                               np.array([-3.0, -3.0, -3.0]), np.array([-1.0, -1.0, 0.0])]),
+    (nested_after_top_level_early, [np.array([11.0, 0.0, 0.0]), np.array([1.0, 3.0, 0.0]),
+                                    np.array([1.0, 1.0, 3.0]), np.array([1.0, 1.0, 1.0]),
+                                    np.array([-1.0, 3.0, -5.0])]),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("fn,inputs", NESTED, ids=[c[0].__name__ for c in NESTED])
+def test_an_early_return_inside_a_branch_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == []
+    assert cf.source.branches and all(b.converted for b in cf.source.branches)
+    cf.trace(inputs[0].astype(dtype))
+    for v in inputs:
+        same(cf(v.astype(dtype)), fn(v.astype(dtype)), rtol=1e-6)
+    assert len(cf.graphs) == 1
+
+
+def test_the_nested_form_in_the_report_the_rewrite_and_onnx(tmp_path):
+    cf = leapp.compile(nested_early)
+    first = nested_early.__code__.co_firstlineno
+    report = cf.format_report()
+    assert f"line {first + 2}: `if` statement converted to a select (y selected), with 1 early return(s)" in report
+    assert f"line {first + 3}: early `return` inside a converted branch converted to a select" in report
+    assert "_leapp.if_returns(" in cf.source.rewritten and "_leapp.exit(" in cf.source.rewritten
+    x = np.array([1.0, 2.0, 3.0], F32)
+    cf(x)
+    cf.export(tmp_path / "h.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "h.onnx"))
+    name = session.get_inputs()[0].name
+    for v in NESTED[0][1]:
+        (out,) = session.run(None, {name: v.astype(F32)})
+        np.testing.assert_allclose(out, nested_early(v.astype(F32)), rtol=1e-6)
+
+
+def nested_then_write(x):
+    n = x.sum()
+    if n > 0:
+        r = x * 2
+        if n > 5:
+            return r
+        r[0] = 0.0  # NumPy returned `r` before this write on the inputs above 5
+        y = r
+    else:
+        y = -x
+    return y
+
+
+def nested_then_write_after(x):
+    q = x * 1.0
+    if q.sum() > 0:
+        if q[0] > 1:
+            return q
+        y = x
+    else:
+        y = -x
+    q[1] = 5.0  # runs on every input in the graph: on its own copy, so the held `q` is kept
+    return q + y
+
+
+def nested_raising_after(x):
+    n = x.sum()
+    if n > 0:
+        if n > 5:
+            return x * 5
+        y = x * 2
+    else:
+        y = -x
+    if y.max() > 100:
+        raise ValueError("too big")
+    return y
+
+
+def nested_not_at_top(x, k=2):
+    for _ in range(k):
+        if x.sum() > 0:
+            if x[0] > 1:
+                return x
+            x = x * 2
+        else:
+            x = -x
+    return x
+
+
+@pytest.mark.parametrize("fn,words", [
+    (nested_then_write, "writes into `r[0]` after the early return at line"),
+    (nested_raising_after, "raises: a check on data"),
+    (nested_not_at_top, "returns in the middle"),
+])
+def test_what_an_inner_early_return_cannot_hold_is_refused(fn, words):
+    with pytest.raises(ProblemsError, match="LP202") as info:
+        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32))
+    assert words in str(info.value)
+
+
+def test_a_write_after_the_if_is_on_its_own_copy():
+    cf = leapp.compile(nested_then_write_after)
+    for v in (np.array([2.0, 1.0, 1.0], F32), np.array([0.5, 1.0, 1.0], F32), np.array([-1.0, -1.0, 0.0], F32)):
+        same(cf(v), nested_then_write_after(v), rtol=1e-6)
+    assert len(cf.graphs) == 1
+
+
+def else_assigns_on_some_paths(x, scale=False):
+    y = x
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        return np.zeros_like(x)
+    else:
+        if scale:  # a plain flag: on the path that skips it, `y` keeps its value from before the `if`
+            y = x / n
+    return y * 2
+
+
+@pytest.mark.parametrize("scale", [False, True])
+def test_a_name_the_else_assigns_on_some_paths_keeps_its_value_on_the_others(scale):
+    cf = leapp.compile(else_assigns_on_some_paths)
+    for v in SMALL:
+        same(cf(v.astype(F32), scale), else_assigns_on_some_paths(v.astype(F32), scale), rtol=1e-6)
+
+
+def nested_then_index_after(x, j):
+    n = x.sum()
+    if n > 0:
+        if n > 5:
+            return x * 5
+        y = x * 2
+    else:
+        y = -x
+    return y[j]  # j out of range raises in NumPy only on inputs that reach it
+
+
+def test_code_after_an_if_holding_early_returns_is_checked_as_after_an_early_return():
+    with pytest.raises(ProblemsError, match="LP202") as info:
+        leapp.compile(nested_then_index_after)(np.array([1.0, 2.0, 2.0], F32), np.int64(1))
+    assert "the code after the early return indexes `y[j]`" in str(info.value)
+
+
+def inside_a_plain_if(dq, unit=True):
+    dq = np.asarray(dq, dtype=np.float64)
+    if unit:  # Python decides: only the arm it picks runs
+        real_norm = np.linalg.norm(dq[:4])
+        if real_norm == 0.0:
+            return np.r_[1.0, 0, 0, 0, dq[4:]]
+        return dq / real_norm
+    return dq
+
+
+def inside_two_plain_ifs(C):
+    if C.ndim < 3:
+        if C.shape[-1] == 3:
+            tr = np.clip(C.trace(), -1.0, 3.0)
+            if np.isclose(tr, 3.0):
+                return np.array([1.0, 0.0, 0.0, 0.0])
+            n = 0.5 * np.sqrt(1.0 + tr)
+            return np.array([n, C[1, 2] - C[2, 1], C[2, 0] - C[0, 2], C[0, 1] - C[1, 0]]) / (4 * n + 1)
+        return np.zeros(4)
+    return np.ones(4)
+
+
+@pytest.mark.parametrize("unit", [True, False])
+def test_an_early_return_inside_an_arm_python_decides(unit):
+    cf = leapp.compile(inside_a_plain_if)
+    assert all(b.converted for b in cf.source.branches)
+    for v in (np.arange(8.0), np.r_[0, 0, 0, 0, 1.0, 2, 3, 4]):
+        same(cf(v, unit), inside_a_plain_if(v, unit), rtol=1e-12)
+    cf = leapp.compile(inside_two_plain_ifs)
+    for m in (np.eye(3), np.diag([1.0, -1.0, -1.0]), np.array([[0.0, 1, 0], [-1, 0, 0], [0, 0, 1]])):
+        same(cf(m), inside_two_plain_ifs(m), rtol=1e-12)
+    assert len(cf.graphs) == 1
+
+
+def falls_out_of_a_plain_if(x, flag=True):
+    if flag:
+        if x.sum() > 0:
+            return x * 2
+        x = x - 1
+    return x
+
+
+def test_an_early_return_whose_block_does_not_end_in_a_return_is_refused():
+    with pytest.raises(ProblemsError, match="rest of that branch does not end in a `return`"):
+        leapp.compile(falls_out_of_a_plain_if)(np.array([1.0, 2.0], F32))
+
+
+@pytest.mark.parametrize("fn,converts", [
+    *((c[0], True) for c in CASES + NESTED),
+    (inside_a_plain_if, True),
+    (returning_arm_after_one_that_does_not, False),
+    (nested_then_write, False),
+    (falls_out_of_a_plain_if, False),
+])
+def test_lint_says_what_compile_does(fn, converts):
+    import inspect
+    from textwrap import dedent
+
+    from leapp.ast_pass import analyze_source
+
+    source = "import numpy as np\n# leapp: trace\n" + dedent(inspect.getsource(fn))
+    lint = [d.message for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
+    x = np.arange(8.0) if fn is inside_a_plain_if else np.array([1.0, 2.0, 2.0])
+    if converts:
+        assert lint == []
+        leapp.compile(fn)(x)
+    else:
+        with pytest.raises(ProblemsError) as info:
+            leapp.compile(fn)(x)
+        # the same reason (the snippet's line numbers differ from the file's)
+        import re
+
+        def reason(text):
+            return re.sub(r"\d+", "N", text.split("cannot convert it: ")[-1].split(". Use")[0])
+
+        assert lint and all(reason(m) in re.sub(r"\d+", "N", str(info.value)) for m in lint)
