@@ -44,3 +44,12 @@ def test_isolated_copies_the_objects_inside_an_object_array():
     copy = samples.isolated(boxed)
     copy[0].append(2.0)
     assert inner == [1.0]  # an ndarray.copy() would have shared the list
+
+
+def test_the_negated_input_of_a_0d_mask_is_a_0d_mask_negated():
+    # ~np.array(True) is np.False_, a NumPy scalar: the check took it for a scalar input and drew
+    # it afresh, so the "negated" try was not the negation
+    tries = check.generated((np.array(True), X), {}, 3, seed=0)
+    negated = tries[1][0][0]
+    assert type(negated) is np.ndarray and negated.shape == () and not negated
+    assert np.array_equal(tries[1][0][1], -X)

@@ -75,8 +75,8 @@ def _seeded(seed):
 
 def _negated(a, rng):
     kind = a.dtype.kind
-    if kind == "b":
-        return ~a
+    if kind == "b":  # out=: a 0-d mask stays an array (~a is a NumPy bool, a scalar input)
+        return np.logical_not(a, out=np.empty_like(a))
     if kind in "fc":  # out=: a 0-d array stays an array
         return np.negative(a, out=np.empty_like(a))
     if kind == "i":
