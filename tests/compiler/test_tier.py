@@ -9,6 +9,7 @@ end when the caller goes) is tested at the bottom.
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -277,3 +278,31 @@ def test_the_compile_process_is_killed_at_its_time_limit_and_leaves_nothing(monk
         fused_process.compile_runner(cf.graphs[-1], [torch.from_numpy(X)], timeout=3)
     assert started and started[0].poll() is not None  # killed, and reaped
     assert not fused_process._live and not list(tmp_path.glob("leapp-fused-*"))
+
+
+def test_a_ctrl_c_while_the_child_compiles_leaves_no_process_and_no_folder(tmp_path):
+    """The program ends (here by a KeyboardInterrupt in its main thread) while the tier's daemon
+    thread waits for a compile: the child is killed and its folder removed at exit."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, threading, time, tempfile, torch\n"
+        "from leapp.runtime import fused_process\n"
+        f"tempfile.tempdir = {str(tmp_path)!r}\n"
+        f"fused_process._serialised = lambda gm: ({SLOW_SOURCE!r}, {{}})\n"
+        "threading.Thread(target=fused_process.compile_runner, args=(None, [torch.zeros(2)]), daemon=True).start()\n"
+        "while not fused_process._live:\n"
+        "    time.sleep(0.05)\n"
+        "print(next(iter(fused_process._live)).pid, flush=True)\n"
+        "raise KeyboardInterrupt\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert "KeyboardInterrupt" in done.stderr
+    pid = int(done.stdout.split()[0])
+    assert list(tmp_path.glob("leapp-fused-*")) == []
+    try:
+        os.kill(pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive

@@ -46,7 +46,7 @@ REASON = "reason.txt"
 TIMEOUT_S = 900.0  # a busy machine's first AOTInductor compile, gcc included, takes tens of seconds
 _REASON_BYTES = 2000
 
-_live: set = set()  # children still compiling, killed at the interpreter's exit
+_live: dict = {}  # child -> its folder, while it compiles: killed and removed at the interpreter's exit
 _live_lock = threading.Lock()
 
 
@@ -113,7 +113,7 @@ def _run_child(folder, timeout):
     except OSError as exc:
         raise Unavailable(f"no compile process could start ({exc})") from None
     with _live_lock:
-        _live.add(child)
+        _live[child] = folder
     try:
         code = child.wait(timeout)
     except subprocess.TimeoutExpired:
@@ -122,7 +122,7 @@ def _run_child(folder, timeout):
         raise Unavailable(f"the compile process took more than {timeout:.0f} s") from None
     finally:
         with _live_lock:
-            _live.discard(child)
+            _live.pop(child, None)
         if child.stdin is not None:
             child.stdin.close()
     if code != 0:
@@ -159,13 +159,17 @@ def _load(package, names):
 
 @atexit.register
 def _kill_live():
+    """At the interpreter's exit (a Ctrl-C included) while a compile runs: the tier's thread, a
+    daemon, will not run its cleanup, so the child is killed and its folder removed here."""
     with _live_lock:
-        children = list(_live)
-    for child in children:
+        live = list(_live.items())
+    for child, folder in live:
         try:
             child.kill()
-        except OSError:
+            child.wait(10)
+        except (OSError, subprocess.TimeoutExpired):
             pass
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # --- the child ------------------------------------------------------------------
