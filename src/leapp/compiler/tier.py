@@ -158,9 +158,9 @@ class Tier:
         limits = f"{HOT_CALLS} calls or {HOT_SECONDS * 1e3:.0f} ms"
         if self.state == "cold":
             return (f"tier: fx (auto; {self.calls} NumPy call(s), {self.seconds * 1e3:.1f} ms so far; "
-                    f"compiles inductor in the background after {limits})")
+                    f"compiles fused code in a separate process after {limits})")
         if self.state == "compiling":
-            return f"tier: fx, compiling inductor in the background since call {self.hot_at}"
+            return f"tier: fx, compiling fused code in the background since call {self.hot_at}"
         if self.state == "inductor":
             fx_s, fused_s = self.timing
             return (f"tier: inductor (hot at call {self.hot_at}; compiled in {self.compile_s:.1f} s off the "
