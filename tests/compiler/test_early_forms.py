@@ -183,6 +183,15 @@ def raising_else(x):
     return y
 
 
+def raising_if_returning_else(x):
+    n = np.linalg.norm(x)
+    if n > 10:
+        x = x / n
+        raise ValueError("too long")
+    else:
+        return x * 2
+
+
 def writes_input_in_else(x):
     n = np.linalg.norm(x)
     if n < 1e-6:
@@ -216,6 +225,7 @@ def returning_arm_after_one_that_does_not(x):
 @pytest.mark.parametrize("fn,words", [
     (raising_elif, "raises: a check on data"),
     (raising_else, "raises: a check on data"),
+    (raising_if_returning_else, "the `if` branch raises: a check on data"),  # every arm exits: the raise is why
     (writes_input_in_else, "writes into `x[0]`"),
     (unbound_after_else, "`y` may have no value"),
     (returning_arm_after_one_that_does_not, "in a form leapp does not convert"),

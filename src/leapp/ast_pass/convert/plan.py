@@ -516,8 +516,10 @@ def _plan_if(node, ctx):
             _Checker(ctx, "the `elif` test").expr(test)
         _BoolTest(ctx).check(test)
     returning = [_ends_in_return(b) for b in bodies]
+    # an arm that raises exits too: planned with the others, and refused for raising (its own reason)
+    exits = [r or (bool(b) and isinstance(b[-1], ast.Raise)) for r, b in zip(returning, bodies, strict=True)]
     if any(returning):
-        if all(returning) and orelse is not None:
+        if all(exits) and orelse is not None:
             copies = []
             for i, body in enumerate(bodies):
                 checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
@@ -556,7 +558,6 @@ def _plan_if(node, ctx):
             # `if b: return q`, the `else` body, rest; `if c: <no return>` / `else: return z` / rest is
             # `if not c: return z`, the `if` body, rest: a sequence of early returns Python runs alike
             # an arm that raises exits too: it is planned with the others, and refused for raising
-            exits = [r or (bool(b) and isinstance(b[-1], ast.Raise)) for r, b in zip(returning, bodies, strict=True)]
             if all(exits[:len(arms)]) and (orelse is None or not exits[-1]):
                 return _plan_early(node, fn, facts, ctx, [body for _, body in arms], orelse, "else")
             if len(arms) == 1 and orelse is not None and exits == [False, True]:
