@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import interrupts
-from .errors import OutputTypeError, PipelineWarning, ProblemsError, TraceError, ValidationError, ValidationWarning
+from .errors import (
+    OutputTypeError,
+    PipelineWarning,
+    ProblemsError,
+    TraceError,
+    ValidationError,
+    ValidationWarning,
+)
 from .runtime import conventions, math_calls, record, state
 from .runtime.inputs import check_array_type
 from .runtime.ir import Trace, _copy_array, user_location

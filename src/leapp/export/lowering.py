@@ -592,11 +592,11 @@ def pow_(a, b):
         return torch.pow(a, b)
     base = a.to(torch.int64) if isinstance(a, torch.Tensor) else torch.tensor(int(a))
     if not isinstance(b, torch.Tensor):
-        e, out = int(b), torch.ones_like(base)
-        if e < 0:
+        n, out = int(b), torch.ones_like(base)
+        if n < 0:
             return torch.pow(a, b)  # a Python exponent: NumPy raises on every input alike
-        while e:
-            out, base, e = (out * base if e & 1 else out), (base * base if e > 1 else base), e >> 1
+        while n:
+            out, base, n = (out * base if n & 1 else out), (base * base if n > 1 else base), n >> 1
         return out.to(dt)
     e = b.to(torch.int64)
     steps = 1 if b.dtype == torch.bool else torch.iinfo(b.dtype).bits - int(b.dtype.is_signed)
