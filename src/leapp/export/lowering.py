@@ -613,6 +613,14 @@ def pow_(a, b):
     return torch.where(e < 0, negative, out).to(dt)
 
 
+def inner(a, b):
+    """``np.inner`` (ONNX has no ``inner``): a product with a 0-d operand, else a contraction of the
+    last axes (tensordot: reshapes and a MatMul)."""
+    if a.dim() == 0 or b.dim() == 0:
+        return a * b
+    return torch.tensordot(a, b, dims=([a.dim() - 1], [b.dim() - 1]))
+
+
 def float_power(a, b):
     a = a.to(torch.float64) if isinstance(a, torch.Tensor) else float(a)
     b = b.to(torch.float64) if isinstance(b, torch.Tensor) else float(b)
@@ -1278,7 +1286,7 @@ FUNCTIONS = {
     torch.arccos: acos,
     torch.bitwise_right_shift: right_shift, torch.bitwise_left_shift: left_shift, torch.atan2: atan2,
     torch.arctan2: atan2, torch.log10: log10, torch.log2: log2, torch.exp2: exp2,
-    torch.float_power: float_power, torch.pow: pow_, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
+    torch.float_power: float_power, torch.pow: pow_, torch.inner: inner, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
     torch.signbit: signbit, torch.positive: positive, torch.logaddexp: logaddexp,
     torch.logaddexp2: logaddexp2, torch.isclose: isclose, torch.isnan: isnan_, torch.isinf: isinf_,
     torch.isfinite: isfinite_, torch.nonzero: nonzero, torch.squeeze: squeeze, torch.trace: trace,
@@ -1293,7 +1301,7 @@ METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort,
            "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,
            "cummin": cummin, "atan": atan, "arctan": atan, "tan": tan, "sin": sin, "cos": cos, "asin": asin,
            "arcsin": asin, "acos": acos, "arccos": acos, "asinh": asinh, "acosh": acosh, "atanh": atanh,
-           "log10": log10, "log2": log2, "diagonal": diagonal, "pow": pow_, "__pow__": pow_}
+           "log10": log10, "log2": log2, "diagonal": diagonal, "pow": pow_, "__pow__": pow_, "inner": inner}
 
 
 class LowerForOnnx(Pass):
