@@ -18,7 +18,10 @@ count (a floating point exception that would end the process).
 from __future__ import annotations
 
 import io
+import os
 import re
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -69,13 +72,33 @@ def _float64_scalars_exact():
     import torch
     from torch.overrides import TorchFunctionMode
 
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    wrappers = (os.path.join(torch_dir, "overrides.py"), os.path.join(torch_dir, "_tensor.py"))
+    interpreter = os.path.join(torch_dir, "fx", "interpreter.py")  # runs the graph's nodes
+
     def lossy(v):
         return type(v) is float and math.isfinite(v) and float(np.float32(v)) != v
+
+    def from_graph_code() -> bool:
+        """Whether the op was called by leapp's graph (a node) or lowering code, not by torch's own
+        decompositions run while exporting (a constant made inside those upsets torch.export's
+        bookkeeping: a KeyError in fx.traceback.annotate after many exports in one process)."""
+        frame: types.FrameType | None = sys._getframe(2)
+        while frame is not None and (frame.f_code.co_filename in wrappers or (  # Tensor.__mul__ and such,
+                frame.f_code.co_name == "__torch_function__" and frame.f_code.co_filename.startswith(torch_dir))):
+            frame = frame.f_back  # and torch.export's own mode, stacked above this one
+        if frame is None:
+            return False
+        filename = frame.f_code.co_filename
+        return filename.startswith("<eval_with_key>") or filename == interpreter or (
+            not filename.startswith(torch_dir) and frame.f_globals.get("__name__", "").startswith("leapp."))
 
     class Float64Scalars(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             name = getattr(func, "__name__", "")
+            if (name == "full_like" or name in _SCALAR_OPERAND_OPS) and not from_graph_code():
+                return func(*args, **kwargs)
             if name == "full_like" and len(args) == 2 and lossy(args[1]) and isinstance(args[0], torch.Tensor) \
                     and kwargs.get("dtype", args[0].dtype) == torch.float64:
                 return torch.zeros_like(args[0], dtype=torch.float64) + torch.tensor(args[1], dtype=torch.float64)
