@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import interrupts
-from .errors import PipelineWarning, ProblemsError, TraceError, ValidationError, ValidationWarning
+from .errors import (
+    OutputTypeError,
+    PipelineWarning,
+    ProblemsError,
+    TraceError,
+    ValidationError,
+    ValidationWarning,
+)
 from .runtime import conventions, math_calls, record, state
 from .runtime.inputs import check_array_type
 from .runtime.ir import Trace, _copy_array, user_location
@@ -405,6 +412,13 @@ def _output_ref(trace: Trace, key: str, value: Any, loc: Any = None) -> Any:
         return value._lp_node
     if isinstance(value, TracedNpArray):
         return record.node_of_operand(trace, value, loc, f"output {key!r}")
+    if np.asarray(value).dtype.kind not in "biufc":
+        # None, a string, an object (trimesh's scale_from_matrix returns (factor, origin, None)):
+        # torch has no tensor of it, so compile_graph raised a raw TypeError
+        raise OutputTypeError(
+            f"output {key!r} (at {record.format_loc(loc)}) is {type(value).__qualname__} {value!r:.60}, which a "
+            f"graph cannot return: an output of output_tensors is an array or a number. Leave it out of "
+            f"the outputs")
     record.constant_output(trace, key, loc)
     return _copy_array(value, copy=True)
 

@@ -85,3 +85,37 @@ def test_a_singular_matrix_raises_numpys_linalg_error_from_the_graph():
     node = inverse._latest().node  # the graph's own call, as a pipeline runs it
     with pytest.raises(np.linalg.LinAlgError):
         node(singular)
+
+
+@leapp.compile
+def principal_axis(points):
+    centred = points - points.mean(axis=0)
+    return np.linalg.svd(centred)[2][0]  # vg.principal_components' pattern
+
+
+@leapp.compile
+def singular_values(points):
+    centred = points - points.mean(axis=0)
+    u, s, vh = np.linalg.svd(centred)
+    return s, np.linalg.svd(centred, compute_uv=False)
+
+
+def test_singular_vectors_are_refused_where_used_singular_values_trace():
+    # torch's U/Vh signs differ from NumPy's on some inputs (measured: 600 of 600 wide 3x5 float64 normals,
+    # ~1 in 40 float32 normals, degenerate clouds such as this one, whose null space is any
+    # vector of a plane). Without the guard the graph returns them silently.
+    cloud = np.array([[0, 1, 1], [0, 0, 0], [0, 0, 0], [-1, 1, 0], [0, 0, 0]], dtype=np.int64)
+    wide = np.random.default_rng(4).standard_normal((3, 5))
+    for points in (cloud, np.random.default_rng(3).standard_normal((5, 3))):
+        with pytest.raises(ProblemsError) as info:
+            principal_axis(points)
+        text = str(info.value)
+        line = principal_axis.fn.__code__.co_firstlineno + 3
+        assert f"test_edges_exact.py:{line}" in text and "right singular vectors (Vh) of numpy.linalg.svd" in text
+    with pytest.raises(UntracedCallError, match=r"left singular vectors \(U\) of numpy.linalg.svd"):
+        trace_function(lambda a: np.linalg.svd(a), (wide,), {}, names=["a"], strict=True)
+    for points in (cloud, wide, wide.astype(np.float32)):
+        got, want = singular_values(points), np.linalg.svd(points - points.mean(axis=0), compute_uv=False)
+        for g in got:
+            assert g.dtype == want.dtype
+            np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-5 if g.dtype == np.float32 else 1e-12)

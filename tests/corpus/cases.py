@@ -16,7 +16,9 @@ Each row of ``TABLE`` is ``library | call | parameters | label | decides | reaso
   ``float()``, ``math.*``, ``.item()``), ``untraced`` (a NumPy call with no translation in the
   table), ``c-code`` (another library, scipy here), ``state`` (the caller's array written in
   place), ``bypass`` (a NumPy function bound by name at import, ``from numpy import empty_like``,
-  makes a buffer leapp never sees, then traced values are written into it).
+  makes a buffer leapp never sees, then traced values are written into it), ``convention`` (a
+  result whose value is the LAPACK build's choice, not the maths': the signs of ``svd``'s
+  singular vectors, runtime/conventions.py).
 
 ``control-flow`` is given where every escape the library makes is a branch test or a ``math.*``
 call on a 0-d value (which issue 17 says must trace); a function whose only escapes are
@@ -57,6 +59,15 @@ import python_speech_features.base
 import python_speech_features.sigproc
 import pytransform3d.rotations
 import pytransform3d.transformations
+import pyrr
+import pyrr.aabb
+import pyrr.geometric_tests
+import pyrr.matrix33
+import pyrr.matrix44
+import pyrr.plane
+import pyrr.quaternion
+import pyrr.vector
+import pyrr.vector3
 import rowan
 import rowan.calculus
 import rowan.geometry
@@ -69,6 +80,9 @@ import transforms3d.reflections
 import transforms3d.shears
 import transforms3d.taitbryan
 import transforms3d.zooms
+import trimesh.transformations
+import vg
+from spatialmath import base as smb
 
 # a planar 3R arm (Modern Robotics, example 4.1 style): home pose, space and body screw axes
 MR_M = np.array([[1.0, 0, 0, 3.0], [0, 1.0, 0, 0], [0, 0, 1.0, 0], [0, 0, 0, 1.0]])
@@ -81,6 +95,10 @@ FP_Q = np.eye(3) * 0.01
 FP_R = np.eye(3) * 0.5
 FP_H = np.eye(3)
 FP_PS = np.stack([np.eye(3) * (1.0 + i) for i in range(5)])
+# a viewing direction (vg's `look`), a plane z = -2 and a ray along x (pyrr's layouts)
+LOOK_Z = np.array([0.0, 0.0, 1.0])
+PLANE_Z = np.array([0.0, 0.0, 1.0, 2.0])
+RAY_X = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
 '''
 
 TABLE = """
@@ -253,7 +271,7 @@ modern_robotics|modern_robotics.ScrewToAxis(q, s, 0.5)|q:vec3,s:vec3
 modern_robotics|modern_robotics.AxisAng6(v)|v:vec6
 modern_robotics|modern_robotics.MatrixExp6(modern_robotics.VecTose3(v))|v:vec6|convert|modern_robotics/core.py:360|control-flow
 modern_robotics|modern_robotics.MatrixLog6(t)|t:hom|convert|modern_robotics/core.py:162|control-flow
-modern_robotics|modern_robotics.ProjectToSO3(m)|m:mat3|convert|modern_robotics/core.py:427|control-flow
+modern_robotics|modern_robotics.ProjectToSO3(m)|m:mat3|refuse|modern_robotics/core.py:425|convention
 modern_robotics|modern_robotics.DistanceToSO3(m)|m:rot|refuse|modern_robotics/core.py:475|control-flow
 modern_robotics|modern_robotics.FKinSpace(MR_M, MR_SLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
 modern_robotics|modern_robotics.FKinBody(MR_M, MR_BLIST, th)|th:joints|convert|modern_robotics/core.py:360|control-flow
@@ -379,9 +397,80 @@ pyquaternion|pyquaternion.Quaternion.exp(pyquaternion.Quaternion(q)).q|q:quat|re
 pyquaternion|pyquaternion.Quaternion.log(pyquaternion.Quaternion(q)).q|q:unit_quat|refuse|pyquaternion/quaternion.py:122|escape
 pyquaternion|pyquaternion.Quaternion(q).yaw_pitch_roll|q:unit_quat|refuse|pyquaternion/quaternion.py:122|escape
 pyquaternion|pyquaternion.Quaternion.slerp(pyquaternion.Quaternion(a), pyquaternion.Quaternion(b), 0.3).q|a:unit_quat,b:unit_quat|refuse|pyquaternion/quaternion.py:122|escape
+# pyrr
+pyrr|pyrr.quaternion.create_from_x_rotation(t)|t:angle
+pyrr|pyrr.quaternion.create_from_eulers(e)|e:euler
+pyrr|pyrr.quaternion.cross(a, b)|a:quat,b:quat
+pyrr|pyrr.quaternion.lerp(a, b, 0.3)|a:quat,b:quat
+pyrr|pyrr.quaternion.normalize(q)|q:quats
+pyrr|pyrr.quaternion.rotation_angle(q)|q:unit_quat
+pyrr|pyrr.quaternion.inverse(q)|q:quat
+pyrr|pyrr.quaternion.apply_to_vector(q, v)|q:unit_quat,v:vec3
+pyrr|pyrr.matrix33.create_from_axis_rotation(v, t)|v:vec3,t:angle
+pyrr|pyrr.matrix33.create_from_inverse_of_quaternion(q)|q:unit_quat
+pyrr|pyrr.matrix44.inverse(m)|m:hom
+pyrr|pyrr.matrix44.create_look_at(e, t, u)|e:vec3,t:vec3,u:vec3
+pyrr|pyrr.vector.set_length(v, 2.0)|v:vecs3
+pyrr|pyrr.vector3.generate_normals(a, b, c)|a:vecs3,b:vecs3,c:vecs3
+pyrr|pyrr.aabb.create_from_points(p)|p:vecs3
+pyrr|pyrr.geometric_tests.point_closest_point_on_ray(p, RAY_X)|p:vec3
+pyrr|pyrr.quaternion.create_from_matrix(m)|m:rot|refuse|pyrr/quaternion.py:100|control-flow
+pyrr|pyrr.quaternion.slerp(a, b, 0.3)|a:unit_quat,b:unit_quat|refuse|pyrr/quaternion.py:249|control-flow
+pyrr|pyrr.matrix33.create_from_quaternion(q)|q:unit_quat|refuse|pyrr/matrix33.py:118|control-flow
+pyrr|pyrr.geometric_tests.ray_intersect_plane(np.stack([a, b]), PLANE_Z)|a:vec3,b:vec3|refuse|pyrr/geometric_tests.py:110|control-flow
+# vg
+vg|vg.normalize(v)|v:vecs3
+vg|vg.perpendicular(a, b)|a:vecs3,b:vecs3
+vg|vg.reject_axis(a, 2, squash=True)|a:vecs3
+vg|vg.euclidean_distance(a, b)|a:vecs3,b:vecs3
+vg|vg.angle(a, b, look=LOOK_Z)|a:vecs3,b:vecs3
+vg|vg.signed_angle(a, b, LOOK_Z)|a:vecs3,b:vecs3
+vg|vg.scale_factor(a, b)|a:vecs3,b:vecs3
+vg|vg.apex_and_opposite(p, a)|p:vecs3,a:vec3
+vg|vg.farthest(p, a, ret_index=True)|p:vecs3,a:vec3
+vg|vg.average(p, weights=w)|p:vecs3,w:angles
+vg|vg.principal_components(p)|p:vecs3|refuse|vg/core.py:476|convention
+# trimesh.transformations
+trimesh|trimesh.transformations.reflection_matrix(p, n)|p:vec3,n:vec3
+trimesh|trimesh.transformations.rotation_matrix(t, v, p)|t:angle,v:vec3,p:vec3
+trimesh|trimesh.transformations.scale_matrix(f, p, v)|f:angle,p:vec3,v:vec3
+trimesh|trimesh.transformations.projection_matrix(p, n)|p:vec3,n:vec3
+trimesh|trimesh.transformations.compose_matrix(s, None, e, t)|s:positive3,e:euler,t:vec3
+trimesh|trimesh.transformations.euler_matrix(e[0], e[1], e[2], "rzxz")|e:euler
+trimesh|trimesh.transformations.quaternion_matrix(q)|q:quat
+trimesh|trimesh.transformations.quaternion_multiply(a, b)|a:quat,b:quat
+trimesh|trimesh.transformations.angle_between_vectors(a, b, directed=False, axis=1)|a:vecs3,b:vecs3
+trimesh|trimesh.transformations.inverse_matrix(m)|m:hom
+trimesh|trimesh.transformations.arcball_map_to_sphere(p, np.array([0.0, 0.0]), 1.0)|p:vec2|convert|trimesh/transformations.py:1769|control-flow
+trimesh|trimesh.transformations.transform_points(p, m)|p:vecs3,m:hom|convert|trimesh/transformations.py:2215|control-flow
+trimesh|trimesh.transformations.quaternion_from_matrix(m)|m:hom|refuse|trimesh/transformations.py:1457|control-flow
+trimesh|trimesh.transformations.quaternion_slerp(a, b, 0.3)|a:unit_quat,b:unit_quat|refuse|trimesh/transformations.py:1556|control-flow
+trimesh|trimesh.transformations.euler_from_matrix(m)|m:rot|refuse|trimesh/transformations.py:1226|control-flow
+trimesh|trimesh.transformations.rotation_from_matrix(m)|m:hom|refuse|trimesh/transformations.py:420|untraced
+trimesh|trimesh.transformations.quaternion_real(q)|q:quat|refuse|trimesh/transformations.py:1518|escape
+# spatialmath.base
+spatialmath|smb.vex(smb.skew(v))|v:vec3
+spatialmath|smb.skewa(v)|v:vec6
+spatialmath|smb.rt2tr(r, v)|r:rot,v:vec3
+spatialmath|smb.trinv(m)|m:hom
+spatialmath|smb.tr2delta(a, b)|a:hom,b:hom
+spatialmath|smb.homtrans(m, p.T)|m:hom,p:vecs3
+spatialmath|smb.qqmul(a, b)|a:quat,b:quat
+spatialmath|smb.qvmul(q, v)|q:unit_quat,v:vec3
+spatialmath|smb.q2r(q)|q:unit_quat
+spatialmath|smb.qangle(a, b)|a:unit_quat,b:unit_quat
+spatialmath|smb.angdiff(a, b)|a:angles,b:angles
+spatialmath|smb.rpy2jac(e)|e:euler
+spatialmath|smb.r2q(m)|m:rot|convert|spatialmath/base/quaternions.py:627|control-flow
+spatialmath|smb.qpositive(q)|q:quat|convert|spatialmath/base/quaternions.py:80|control-flow
+spatialmath|smb.tr2eul(m)|m:rot|convert|spatialmath/base/transforms3d.py:1111|control-flow
+spatialmath|smb.unitvec(v)|v:vec3|refuse|spatialmath/base/vectors.py:171|control-flow
+spatialmath|smb.iszerovec(v)|v:vec3|refuse|spatialmath/base/vectors.py:250|escape
+spatialmath|smb.tr2adjoint(m)|m:hom|refuse|spatialmath/base/transforms3d.py:2739|untraced
+spatialmath|smb.qslerp(a, b, 0.3)|a:unit_quat,b:unit_quat|refuse|spatialmath/base/quaternions.py:810|escape
 """
 
-REASONS = ("control-flow", "escape", "untraced", "c-code", "state", "bypass")
+REASONS = ("control-flow", "escape", "untraced", "c-code", "state", "bypass", "convention")
 
 
 @dataclasses.dataclass(frozen=True)

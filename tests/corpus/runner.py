@@ -385,13 +385,10 @@ def run_case(case, module, directory, stages=STAGES):
 # Cases whose ONNX file onnxruntime computes differently from NumPy, caught by the export check
 # and refused ("nothing was written"), each with what was measured. Such a case must be refused
 # that way; one whose file becomes exact fails until it is taken off (the list only shrinks).
-_ROWAN_EXP = ("rowan's exp family, its branches on `np.any(not_zero)` converted (copy-write-select): "
-              "the onnxruntime file is 1e-9 to 7e-8 off NumPy (the FX graph and TorchScript are exact). The "
-              "file comes from the dynamo exporter: the TorchScript-based one is not used on a graph "
-              "holding an empty tensor (the untaken arm's q[norm_zero]); leapp's float64 sin/cos "
-              "lowering alone is exact to 2.2e-16 on [-10, 10]; the op that departs is not found yet")
-ONNX_DISAGREES = {case: _ROWAN_EXP for case in ("rowan__exp", "rowan__expb", "rowan__exp10",
-                                                "rowan__riemann_exp_map")}
+# (rowan's exp family was listed here, 1e-9 to 7e-8 off: the dynamo exporter, taken for a graph holding
+# an empty tensor, wrote Python float constants as float32 and ran onnxscript's optimizer, which drops
+# an Add of a constant below 1e-8; export/formats.py now keeps both exact.)
+ONNX_DISAGREES: dict[str, str] = {}
 _ONNX_CHECK_REFUSAL = re.compile(r"the onnx file of node .* disagrees with NumPy .*nothing was written", re.S)
 
 

@@ -18,8 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROJECT = """\
     @leapp.compile
     def project(m):
-        U, s, Vh = np.linalg.svd(m)
-        return U @ Vh
+        U, s, Vh = np.linalg.svd(m)  # U and Vh unused: their signs are LAPACK's (conventions.py)
+        return m / s[0]
 """
 UNUSED = """\
     @leapp.compile

@@ -134,3 +134,24 @@ def test_round_to_a_python_int_is_refused_at_its_line():
 
 def round_an_array(x):
     return round(x[...])
+
+
+@leapp.compile
+def ratios_as_ints(x):
+    return np.array([x[0] / x[1], x[2]], dtype=np.int64)  # pyrr.plane.create's pattern
+
+
+def test_a_list_of_numpy_scalars_converts_to_int_as_numpy_does():
+    # NumPy converts a NumPy scalar element by Python's int(): NaN raises (a 0-d array would be cast
+    # to INT64_MIN). leapp ran NumPy on 0-d arrays, so compiling on such an example returned a graph
+    # where NumPy raises (pyrr.plane.create_from_position with an all-zero int normal).
+    nan_example = np.array([0.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer") as numpy_error:
+        ratios_as_ints.fn(nan_example)
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer") as leapp_error:
+        ratios_as_ints(nan_example)
+    assert type(leapp_error.value) is type(numpy_error.value)
+    for x in (np.array([7.0, 2.0, -3.5]), np.array([-7.0, 2.0, 1e9])):
+        got, want = ratios_as_ints(x), ratios_as_ints.fn(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

@@ -263,3 +263,29 @@ def test_buffers_numpys_compiled_code_makes_stay_plain():
         node = leapp.compile_graph(validate=False)["n"]
     z = np.ones(5, np.float32)
     np.testing.assert_array_equal(node(x=z)["y"], z * 2 + noise)  # the noise drawn, frozen (lint: LP301)
+
+
+def test_a_none_or_string_output_is_refused_naming_it():
+    # trimesh.transformations.scale_from_matrix returns (factor, origin, None): handed to
+    # output_tensors whole, compile_graph raised torch's raw TypeError on an object array
+    from leapp.errors import OutputTypeError
+
+    for bad in (None, "yaw", {"a": 1}):
+        leapp.start("outputs")
+        try:
+            x = annotate.input_tensors("fn", {"x": np.ones(3)})
+            with pytest.raises(OutputTypeError, match=r"output 'b' \(at .*test_seed_api.py:\d+.*cannot return"):
+                annotate.output_tensors("fn", {"a": x * 2.0, "b": bad})
+        finally:
+            leapp.api.reset()
+    leapp.start("outputs")
+    try:
+        x = annotate.input_tensors("fn", {"x": np.ones(3)})
+        with pytest.warns(leapp.errors.EscapeWarning, match="does not depend on the inputs"):
+            annotate.output_tensors("fn", {"a": x * 2.0, "b": 3.5})  # a number is still a (constant) output
+        leapp.stop()
+        node = leapp.compile_graph()["fn"]
+        got = node(x=np.full(3, 2.0))
+        assert got["b"] == 3.5 and np.array_equal(got["a"], np.full(3, 4.0))
+    finally:
+        leapp.api.reset()

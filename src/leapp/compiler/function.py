@@ -26,6 +26,7 @@ import torch
 from .. import dispatch
 from ..errors import (
     EscapeWarning,
+    ExportError,
     InternalError,
     LeappError,
     LeappInternalWarning,
@@ -316,6 +317,13 @@ class CompiledFunction(Generic[P, R]):
         from ..export import export_node
 
         chosen = list(self._graphs.values())[graph]
+        if not chosen.node.output_names:
+            code = getattr(self.fn, "__code__", None)
+            where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+            raise ExportError(f"{self.name}{where} has no array outputs: every result is a Python value that "
+                              f"does not depend on the inputs (spatialmath.base.isrot's True), which an "
+                              f"exported file does not hold. Nothing was written; return an array "
+                              f"(np.asarray(value)) to export it")
         # The traced example is a better source of check-input ranges than random draws, and
         # the function itself (NumPy) is what the artifact must agree with.
         options.setdefault("example_inputs", dict(chosen.traced.trace.input_values))

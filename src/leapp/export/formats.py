@@ -18,7 +18,10 @@ count (a floating point exception that would end the process).
 from __future__ import annotations
 
 import io
+import os
 import re
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -48,6 +51,66 @@ def onnx_output_names(input_names, output_names) -> list:
     return names
 
 
+# Elementwise ops whose Python float operand the dynamo exporter stores as a float32 constant
+# (onnxscript builds it with ONNX's value_float, then casts it to the other operand's type).
+_SCALAR_OPERAND_OPS = frozenset(
+    "mul add sub rsub div true_divide where maximum minimum pow remainder fmod atan2 arctan2 eq ne lt le "
+    "gt ge clamp clip copysign hypot fmax fmin floor_divide __mul__ __rmul__ __add__ __radd__ __sub__ "
+    "__rsub__ __truediv__ __rtruediv__ __pow__ __rpow__ __floordiv__ __rfloordiv__ __mod__ __rmod__ "
+    "__eq__ __ne__ __lt__ __le__ __gt__ __ge__".split())
+
+
+def _float64_scalars_exact():
+    """A torch function mode, active while the dynamo exporter traces: a Python float operand that
+    float32 cannot hold, next to float64 tensors only, becomes a float64 0-d tensor (a constant the
+    exporter keeps in float64). onnxscript writes a Python float as a float32 constant and casts it,
+    so ``x * (4 / pi)`` of float64 came out of the file 4e-8 off (the float64 sin/cos/atan
+    lowerings' coefficients, a user's ``x * 0.1``), which the export check then refused. A 0-d
+    float64 tensor promotes as the Python float does where every floating operand is float64."""
+    import math
+
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    torch_dir = os.path.dirname(torch.__file__) + os.sep
+    wrappers = (os.path.join(torch_dir, "overrides.py"), os.path.join(torch_dir, "_tensor.py"))
+    interpreter = os.path.join(torch_dir, "fx", "interpreter.py")  # runs the graph's nodes
+
+    def lossy(v):
+        return type(v) is float and math.isfinite(v) and float(np.float32(v)) != v
+
+    def from_graph_code() -> bool:
+        """Whether the op was called by leapp's graph (a node) or lowering code, not by torch's own
+        decompositions run while exporting (a constant made inside those upsets torch.export's
+        bookkeeping: a KeyError in fx.traceback.annotate after many exports in one process)."""
+        frame: types.FrameType | None = sys._getframe(2)
+        while frame is not None and (frame.f_code.co_filename in wrappers or (  # Tensor.__mul__ and such,
+                frame.f_code.co_name == "__torch_function__" and frame.f_code.co_filename.startswith(torch_dir))):
+            frame = frame.f_back  # and torch.export's own mode, stacked above this one
+        if frame is None:
+            return False
+        filename = frame.f_code.co_filename
+        return filename.startswith("<eval_with_key>") or filename == interpreter or (
+            not filename.startswith(torch_dir) and frame.f_globals.get("__name__", "").startswith("leapp."))
+
+    class Float64Scalars(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            name = getattr(func, "__name__", "")
+            if (name == "full_like" or name in _SCALAR_OPERAND_OPS) and not from_graph_code():
+                return func(*args, **kwargs)
+            if name == "full_like" and len(args) == 2 and lossy(args[1]) and isinstance(args[0], torch.Tensor) \
+                    and kwargs.get("dtype", args[0].dtype) == torch.float64:
+                return torch.zeros_like(args[0], dtype=torch.float64) + torch.tensor(args[1], dtype=torch.float64)
+            if name in _SCALAR_OPERAND_OPS and any(lossy(a) for a in args):
+                floats = [a.dtype for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
+                if floats and all(d == torch.float64 for d in floats):
+                    args = tuple(torch.tensor(a, dtype=torch.float64) if lossy(a) else a for a in args)
+            return func(*args, **kwargs)
+
+    return Float64Scalars()
+
+
 def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset, exporter):
     import torch
 
@@ -74,9 +137,10 @@ def write_onnx(module, args, path, *, input_names, output_names, dynamic, opset,
             if dynamic:
                 batch = torch.export.Dim("batch")
                 shapes = {n: ({0: batch} if n in dynamic["inputs"] else None) for n in input_names}
-            torch.onnx.export(module, args, path, dynamo=True, input_names=input_names,
-                              output_names=output_names, opset_version=opset, external_data=False,
-                              dynamic_shapes=shapes, verbose=False)
+            with _float64_scalars_exact():
+                torch.onnx.export(module, args, path, dynamo=True, input_names=input_names,
+                                  output_names=output_names, opset_version=opset, external_data=False,
+                                  dynamic_shapes=shapes, verbose=False, optimize=False)
         elif exporter == "torchscript":
             axes = None
             if dynamic:

@@ -577,6 +577,50 @@ def exp2(x):
     return torch.pow(torch.tensor(2.0, dtype=x.dtype), x)  # exact at integers, as NumPy
 
 
+def pow_(a, b):
+    """Integer powers by repeated squaring on int64 (``Mul`` wraps as NumPy's loop does).
+
+    onnxruntime's integer ``Pow`` with a tensor exponent goes through double: past 2**53 it
+    rounds, and on overflow it gives INT64_MIN where NumPy wraps (``(1 - 2**63) ** 2`` is 1 in
+    NumPy and -2**63 in the file; a 0-d ``x[0] ** 2`` has such an exponent), and it has no
+    narrow integer kernels. One step per bit of the exponent's dtype, so every exponent the
+    dtype holds is exact; a negative exponent (NumPy raises) gives torch's value (1 and -1 keep
+    their powers, others 0).
+    """
+    dt = torch.result_type(a, b)
+    if dt.is_floating_point or dt.is_complex or dt == torch.bool:
+        return torch.pow(a, b)
+    base = a.to(torch.int64) if isinstance(a, torch.Tensor) else torch.tensor(int(a))
+    if not isinstance(b, torch.Tensor):
+        n, out = int(b), torch.ones_like(base)
+        if n < 0:
+            return torch.pow(a, b)  # a Python exponent: NumPy raises on every input alike
+        while n:
+            out, base, n = (out * base if n & 1 else out), (base * base if n > 1 else base), n >> 1
+        return out.to(dt)
+    e = b.to(torch.int64)
+    steps = 1 if b.dtype == torch.bool else torch.iinfo(b.dtype).bits - int(b.dtype.is_signed)
+    out = torch.ones_like(base * e)
+    rest = torch.where(e < 0, torch.zeros_like(e), e)
+    for _ in range(steps):
+        half = torch.div(rest, 2, rounding_mode="trunc")
+        out = torch.where(rest - half * 2 == 1, out * base, out)
+        base, rest = base * base, half
+    a64 = a.to(torch.int64) if isinstance(a, torch.Tensor) else torch.tensor(int(a))
+    odd = e - torch.div(e, 2, rounding_mode="trunc") * 2 != 0
+    negative = torch.where(a64 == 1, torch.ones_like(out), torch.where(  # torch's integer a ** -n
+        a64 == -1, torch.where(odd, -torch.ones_like(out), torch.ones_like(out)), torch.zeros_like(out)))
+    return torch.where(e < 0, negative, out).to(dt)
+
+
+def inner(a, b):
+    """``np.inner`` (ONNX has no ``inner``): a product with a 0-d operand, else a contraction of the
+    last axes (tensordot: reshapes and a MatMul)."""
+    if a.dim() == 0 or b.dim() == 0:
+        return a * b
+    return torch.tensordot(a, b, dims=([a.dim() - 1], [b.dim() - 1]))
+
+
 def float_power(a, b):
     a = a.to(torch.float64) if isinstance(a, torch.Tensor) else float(a)
     b = b.to(torch.float64) if isinstance(b, torch.Tensor) else float(b)
@@ -1097,7 +1141,7 @@ ELEMENTWISE = {
     operator.and_, operator.or_, operator.xor, operator.neg,
     expm1, sinh, cosh, trunc, ceil, floor, round_, deg2rad, rad2deg, hypot, copysign, maximum, minimum, fmax, fmin,
     floor_divide, remainder, bitwise_xor, bitwise_or, bitwise_and, where, clamp, add, mul,
-    atan2, log10, log2, exp2, float_power, sinc, heaviside, ldexp, signbit, positive, logaddexp,
+    atan2, log10, log2, exp2, float_power, pow_, sinc, heaviside, ldexp, signbit, positive, logaddexp,
     logaddexp2, isclose, right_shift, left_shift, bitwise_not, asinh, acosh, atanh,
 }
 _METHOD_OPS = {"add", "sub", "mul", "div", "pow", "fmod", "eq", "ne", "lt", "le", "gt", "ge",
@@ -1242,7 +1286,7 @@ FUNCTIONS = {
     torch.arccos: acos,
     torch.bitwise_right_shift: right_shift, torch.bitwise_left_shift: left_shift, torch.atan2: atan2,
     torch.arctan2: atan2, torch.log10: log10, torch.log2: log2, torch.exp2: exp2,
-    torch.float_power: float_power, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
+    torch.float_power: float_power, torch.pow: pow_, torch.inner: inner, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
     torch.signbit: signbit, torch.positive: positive, torch.logaddexp: logaddexp,
     torch.logaddexp2: logaddexp2, torch.isclose: isclose, torch.isnan: isnan_, torch.isinf: isinf_,
     torch.isfinite: isfinite_, torch.nonzero: nonzero, torch.squeeze: squeeze, torch.trace: trace,
@@ -1257,7 +1301,7 @@ METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort,
            "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,
            "cummin": cummin, "atan": atan, "arctan": atan, "tan": tan, "sin": sin, "cos": cos, "asin": asin,
            "arcsin": asin, "acos": acos, "arccos": acos, "asinh": asinh, "acosh": acosh, "atanh": atanh,
-           "log10": log10, "log2": log2, "diagonal": diagonal}
+           "log10": log10, "log2": log2, "diagonal": diagonal, "pow": pow_, "__pow__": pow_, "inner": inner}
 
 
 class LowerForOnnx(Pass):

@@ -54,6 +54,12 @@ def export_node(node, path, format="onnx", *, dynamic_batch=False, check=True, o
     path = os.fspath(path)
     if format == "onnx":  # before the work: torch's own message comes only after the export ran
         require("onnx", f"export of {node.name!r} to ONNX ({path})")
+    if not node.output_names:
+        # every result is a Python value (spatialmath.base.isrot's True): the graph holds nothing;
+        # onnxruntime cannot even load such a file
+        raise ExportError(f"node {node.name!r} has no array outputs: every result is a Python value that "
+                          f"does not depend on the inputs, which an exported file does not hold. Nothing was "
+                          f"written; return an array (np.asarray(value)) to export it")
     folder = _target_folder(path, node.name, format)
     specs = _input_specs(node)
     rng = np.random.default_rng(0)

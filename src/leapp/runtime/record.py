@@ -49,7 +49,9 @@ def plain(x):
         p = x._lp_plain
         return p if p is not None else _plain_view(x, np.ndarray)
     if isinstance(x, (list, tuple)) and x and _contains_traced(x):
-        seq = [plain(v) for v in x]
+        # an element NumPy holds as a NumPy scalar goes in as one: np.array([x[0], ...], dtype=int)
+        # converts a scalar by Python's int() (NaN and inf raise) but casts a 0-d array
+        seq = [plain(v)[()] if getattr(v, "_lp_scalar", False) else plain(v) for v in x]
         return seq if isinstance(x, list) else type(x)(seq) if type(x) is tuple else tuple(seq)
     if _TracedTensor is not None and isinstance(x, _TracedTensor):
         return x._lp_numpy()

@@ -139,8 +139,11 @@ EXTENDED = [
        "(strict; a warning otherwise); use the eigenvalues, or eigvalsh." + _LA32),
     _f("linalg.eigvalsh", "torch.linalg.eigvalsh", LA, "Ascending, as NumPy." + _LA32),
     _f("linalg.svd", "torch.linalg.svd", LA,
-       "Singular values are unique and match NumPy; U and Vh are unique only up to paired signs of "
-       "singular vectors, so compare U * S @ Vh rather than U or Vh. compute_uv=False gives svdvals."
+       "Singular values are unique and match NumPy. U and Vh are unique only up to paired signs of "
+       "singular vectors (and any completion for full_matrices of a non-square matrix), and their signs "
+       "are the LAPACK build's: torch's differ from NumPy's on wide, float32 and degenerate inputs, so a "
+       "use of U or Vh is refused at the svd call (strict; a warning otherwise), as eigh's eigenvectors. "
+       "compute_uv=False gives svdvals."
        + _LA32),
     _f("linalg.svdvals", "torch.linalg.svdvals", LA, _LA32.strip()),
     _f("linalg.matrix_rank", "torch.linalg.matrix_rank", LA, "NumPy's default tolerance (S.max() * max(M, N) * eps)."),

@@ -50,7 +50,7 @@ def take_index(m, x, index, shape):
             if m.np_dtype(item) != np.bool_:
                 items[k] = m.cast(item, np.int64)
         elif isinstance(item, list):
-            items[k] = m.tensor(np.asarray(item)) if not _is_int_list(item) else m.tensor(np.asarray(item, np.int64))
+            items[k] = _list_index(m, item)
         dim += _consumed(m, item)
     for d, positive in flips:
         x = x[(slice(None),) * d + (positive,)]
@@ -59,6 +59,24 @@ def take_index(m, x, index, shape):
     if all(isinstance(i, slice) and i == slice(None) for i in items):
         return x
     return x[tuple(items)]
+
+
+def _holds_proxy(item):
+    return any(isinstance(v, torch.fx.Proxy) or (isinstance(v, list) and _holds_proxy(v)) for v in item)
+
+
+def _list_index(m, item):
+    """A list index as NumPy reads it (``np.asarray(item)``): an integer array, or a boolean one where
+    every element is a bool. Elements may be traced values (``p[[np.argmax(d), np.argmin(d)]]``,
+    vg.apex_and_opposite), stacked in the graph."""
+    if not _holds_proxy(item):
+        return m.tensor(np.asarray(item)) if not _is_int_list(item) else m.tensor(np.asarray(item, np.int64))
+    flags = [m.np_dtype(v) == np.bool_ if isinstance(v, torch.fx.Proxy) else isinstance(v, (bool, np.bool_))
+             for v in item]
+    dtype = np.bool_ if all(flags) else np.int64
+    parts = [_list_index(m, v) if isinstance(v, list) else
+             m.cast(v, dtype) if isinstance(v, torch.fx.Proxy) else m.tensor(np.asarray(v, dtype)) for v in item]
+    return torch.stack(parts)
 
 
 def _is_int_list(item):
