@@ -85,3 +85,29 @@ def test_a_singular_matrix_raises_numpys_linalg_error_from_the_graph():
     node = inverse._latest().node  # the graph's own call, as a pipeline runs it
     with pytest.raises(np.linalg.LinAlgError):
         node(singular)
+
+
+@leapp.compile
+def hyperbolic(x):
+    return np.sinh(x), np.cosh(x)
+
+
+def _within_ulps(got, want, ulps):
+    assert got.dtype == want.dtype
+    assert np.array_equal(np.isfinite(got), np.isfinite(want)), (got, want)
+    finite = np.isfinite(want)
+    err = np.abs(got[finite].astype(np.float64) - want[finite])
+    assert np.all(err <= ulps * np.spacing(np.abs(want[finite])).astype(np.float64)), (got, want)
+
+
+@pytest.mark.parametrize("dtype, edge", [(np.float64, 710.3), (np.float32, 89.2)])
+def test_sinh_and_cosh_stay_finite_where_numpy_does_in_long_vectors(dtype, edge):
+    # torch's vectorised kernels (16 elements or more) compute exp(|x|), which overflows from
+    # 709.78 (float32: 88.72); sinh and cosh are finite up to 710.47 (89.41): inf, silently
+    hyperbolic(np.linspace(-3, 3, 32).astype(dtype))
+    x = np.linspace(-edge, edge, 32).astype(dtype)
+    x[:6] = [edge, -edge, edge - 0.4, np.inf, np.nan, edge + 0.5]
+    with np.errstate(over="ignore"):
+        want = hyperbolic.fn(x)
+    for got, want in zip(hyperbolic(x), want, strict=True):
+        _within_ulps(got, want, 4)
