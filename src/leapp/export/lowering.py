@@ -1042,6 +1042,85 @@ def _cast_target(node):
     return None
 
 
+def _tree_map(fn, value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_tree_map(fn, v) for v in value)
+    return fn(value)
+
+
+def _is_half(value):
+    return isinstance(value, torch.Tensor) and value.dtype == torch.float16
+
+
+_IN_FLOAT32: dict = {}
+
+
+def in_float32(fn, halves):
+    """``fn`` computed on float32 copies of its float16 operands, its results at the positions
+    ``halves`` names (a flat tuple of booleans, one per tensor result) rounded to float16: one
+    rounding per NumPy call, as NumPy's float16 loops do (float32 arithmetic, then to float16).
+
+    onnxruntime has few float16 kernels: it runs a chain of float16 ops in float32 and rounds
+    once at the end, so ``(x * a + b) * x`` differed from NumPy in the last bits. Explicit casts
+    after each op keep each rounding (ORT keeps a Cast to float16 that loses precision).
+    """
+    key = (fn, halves)
+    wrapper = _IN_FLOAT32.get(key)
+    if wrapper is None:
+        def wrapper(*args, **kwargs):
+            def up(v):
+                return v.to(torch.float32) if _is_half(v) else v
+
+            out = fn(*_tree_map(up, args), **{k: _tree_map(up, v) for k, v in kwargs.items()})
+            flags = iter(halves)
+
+            def down(v):
+                if isinstance(v, torch.Tensor) and next(flags, False) and v.dtype == torch.float32:
+                    return v.to(torch.float16)
+                return v
+
+            return _tree_map(down, out)
+
+        wrapper.__name__ = f"{getattr(fn, '__name__', 'op').strip('_')}_in_float32"
+        _IN_FLOAT32[key] = wrapper
+    return wrapper
+
+
+class HalfPerOp(Pass):
+    """Every call with a float16 operand and a float16 result computes in float32 and rounds its
+    result to float16 (``in_float32``), so the ONNX file rounds after each op as NumPy does.
+
+    requires: ``values`` (node name -> result, from a run on example inputs).
+    ensures: the same values as the graph (torch's float16 kernels also compute in float32 and
+    round once per op), with float16 tensors only between ops.
+    """
+
+    name = "float16 rounded per op"
+
+    def __init__(self, values):
+        self.values = values
+
+    def run(self, gm) -> int:
+        changed = 0
+        for node in gm.graph.nodes:
+            if node.op not in ("call_function", "call_method"):
+                continue
+            out = self.values.get(node.name)
+            flat: list = []
+            _tree_map(flat.append, out)
+            tensors = [v for v in flat if isinstance(v, torch.Tensor)]
+            if not any(_is_half(v) for v in tensors):
+                continue
+            operands: list = []
+            _tree_map(operands.append, (node.args, tuple(node.kwargs.values())))
+            if not any(isinstance(a, torch.fx.Node) and _is_half(self.values.get(a.name)) for a in operands):
+                continue
+            fn = node.target if node.op == "call_function" else getattr(torch.Tensor, node.target)
+            node.op, node.target = "call_function", in_float32(fn, tuple(_is_half(v) for v in tensors))
+            changed += 1
+        return changed
+
+
 class WidenUnsigned(Pass):
     """uint16/32/64 values become int32/int64 inside the graph; the ONNX file's boundary casts back.
 
