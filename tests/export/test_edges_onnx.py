@@ -41,7 +41,7 @@ def test_float16_is_rounded_after_every_op_in_the_onnx_file(tmp_path):
         _bits(_ort(tmp_path / "half.onnx", x), half_chain.fn(x))
 
 
-def test_the_export_check_holds_float16_to_one_ulp(tmp_path, monkeypatch):
+def test_the_export_check_holds_float16_bit_for_bit(tmp_path, monkeypatch):
     from leapp.export import lowering
 
     monkeypatch.setattr(lowering.HalfPerOp, "run", lambda self, gm: 0)  # a file rounded once per chain
@@ -79,3 +79,82 @@ def test_float16_sinc_in_the_onnx_file(tmp_path):
     other = np.random.default_rng(5).uniform(-40, 40, x.size).astype(np.float16)
     for v in (x, other):
         _bits(_ort(tmp_path / "sinc.onnx", v), half_sinc.fn(v))
+
+
+@leapp.compile
+def u64_to_floats(u):
+    return u.astype(np.float64), u.astype(np.float32) * np.float32(2.0)
+
+
+def _u64_hard(n):
+    """uint64 values past 2**63 and 2**53, at and beside float32's and float64's half-way points."""
+    rng = np.random.default_rng(11)
+    ties = []
+    for top, grid in ((63, 40), (60, 37), (54, 31), (63, 11), (55, 3)):
+        k = rng.integers(0, 2**20, n // 10, dtype=np.uint64)
+        base = (np.uint64(1) << np.uint64(top)) + (k << np.uint64(grid)) + (np.uint64(1) << np.uint64(grid - 1))
+        ties += [base, base + np.uint64(1), base - np.uint64(1)]
+    hard = np.concatenate([*ties, np.array([0, 1, 2**53 + 1, 2**63, 2**64 - 1, 2**64 - 2**10], np.uint64)])
+    return np.resize(hard, n)
+
+
+def test_uint64_past_2_63_converts_to_float_as_numpy_in_the_onnx_file(tmp_path):
+    # a plain Cast of the int64 the file carries uint64 in read 2**63 as -2**63 (silently: the
+    # export check drew fresh integers within the example's range only)
+    u = np.arange(1, 151, dtype=np.uint64)
+    for got, want in zip(u64_to_floats(u), u64_to_floats.fn(u), strict=True):
+        _bits(got, want)
+    u64_to_floats.export(tmp_path / "u64.onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "u64.onnx"), providers=["CPUExecutionProvider"])
+    hard = _u64_hard(u.size)
+    for got, want in zip(session.run(None, {"u": hard}), u64_to_floats.fn(hard), strict=True):
+        _bits(got, want)
+
+
+@leapp.compile
+def shifts(u, s, i):
+    return u >> 7, u >> s, i >> 7, (u >> np.uint8(6)) + (u << 1)
+
+
+def test_unsigned_right_shift_by_width_less_one_keeps_the_top_bit_in_the_onnx_file(tmp_path):
+    # uint8 >> 7 was taken for a sign shift (0 or -1): 200 >> 7 gave 0, NumPy 1
+    u = np.array([0, 1, 5, 7], np.uint8)
+    s = np.array([1, 2, 7, 3], np.uint8)
+    i = np.array([-3, 4, -128, 127], np.int8)
+    for got, want in zip(shifts(u, s, i), shifts.fn(u, s, i), strict=True):
+        _bits(got, want)
+    shifts.export(tmp_path / "shifts.onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "shifts.onnx"), providers=["CPUExecutionProvider"])
+    edge = (np.array([128, 255, 200, 127], np.uint8), np.array([7, 8, 7, 6], np.uint8), i)
+    for got, want in zip(session.run(None, dict(zip("usi", edge, strict=True))), shifts.fn(*edge), strict=True):
+        _bits(got, want)
+
+
+@leapp.compile
+def int_reductions(i, j):
+    return i.sum(axis=-1), np.prod(j, axis=1), np.prod(j, axis=1, dtype=np.int32), j.sum(), np.prod(i)
+
+
+def _int_cases():
+    i = np.arange(12, dtype=np.int64).reshape(3, 4)
+    j = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
+    top = np.iinfo(np.int64)
+    edge_i = np.array([[top.max, top.min, top.min + 1, 3], [top.max, top.max, 5, 1], [top.min, top.min, 0, 7]])
+    edge_j = np.array([[2**31 - 1] * 4, [100000, 300000, 7, 11], [-(2**31), -1, 3, 3]], np.int32)
+    return (i, j), (edge_i, edge_j)
+
+
+def test_integer_sums_and_products_wrap_in_the_onnx_file(tmp_path):
+    # onnxruntime's ReduceSum and ReduceProd saturate at the int64 limits where NumPy wraps
+    example, edge = _int_cases()
+    int_reductions(*example)
+    int_reductions.export(tmp_path / "ints.onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "ints.onnx"), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, dict(zip("ij", edge, strict=True))), int_reductions.fn(*edge), strict=True):
+        _bits(got, want)

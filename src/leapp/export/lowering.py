@@ -528,13 +528,19 @@ def _shift_operands(a, b):
     return a, b, bits, dt
 
 
+def _unsigned(dt):
+    return dt in (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+
+
 def right_shift(a, b):
     """NumPy's ``>>`` floors (ONNX's division truncates); shifts past the width give 0 or -1.
 
     Computed on int64 (ONNX's Pow has no narrow integer kernels), cast back.
     """
     a, b, bits, dt = _shift_operands(a, b)
-    big = b >= bits - 1
+    # a signed value shifted by its width less one or more is its sign (0 or -1); an unsigned one
+    # keeps its top bit until a shift by the full width (uint8 200 >> 7 is 1: it was 0)
+    big = b >= (bits if _unsigned(dt) else bits - 1)
     shifted = floor_divide(a, _shift_power(torch.where(big, torch.zeros_like(b), b)))
     out = torch.where(big, torch.where(a < 0, torch.full_like(a, -1), torch.zeros_like(a)), shifted)
     return out.to(dt)
@@ -720,6 +726,58 @@ def cumsum(x, dim, *, dtype=None):
         out = torch.cumsum(x.to(torch.int64), dim)
         return out if dtype is None else out.to(dtype)
     return torch.cumsum(x, dim) if dtype is None else torch.cumsum(x, dim, dtype=dtype)
+
+
+def _int_flat(x, dim, keepdim, dtype):
+    """An integer reduction's operand in int64 (torch.sum/prod's result dtype for integers) or
+    ``dtype``, the reduced axes flattened into one last axis, and the result's shape."""
+    t = x.to(dtype if dtype is not None else torch.int64)
+    nd = t.dim()
+    dims = list(range(nd)) if dim is None else [d % max(nd, 1) for d in ((dim,) if isinstance(dim, int) else dim)]
+    dims = sorted(set(dims)) if dims else list(range(nd))
+    kept = [d for d in range(nd) if d not in dims]
+    n = 1
+    for d in dims:
+        n *= t.shape[d]
+    shape = [1 if d in dims else t.shape[d] for d in range(nd)] if keepdim else [t.shape[d] for d in kept]
+    flat = t.permute(*kept, *dims).reshape(*[t.shape[d] for d in kept], n) if nd else t.reshape(1)
+    return flat, n, shape
+
+
+def _int_reduction(x, dtype):
+    return not (x.is_floating_point() or x.is_complex()) and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
+
+
+def sum_(x, dim=None, keepdim=False, *, dtype=None):
+    """Integer sums wrap modulo 2**64 as NumPy's do; onnxruntime's ReduceSum saturates (int64
+    max + 1 gave int64 max). A CumSum (which wraps) along the flattened axes, its last element."""
+    if not _int_reduction(x, dtype):
+        if dim is None:
+            return torch.sum(x, dtype=dtype)
+        return torch.sum(x, dim, keepdim, dtype=dtype)
+    flat, n, shape = _int_flat(x, dim, keepdim, dtype)
+    if n == 0:
+        return torch.zeros(shape, dtype=flat.dtype)
+    return torch.cumsum(flat, -1).select(-1, n - 1).reshape(shape)
+
+
+def prod_(x, dim=None, keepdim=False, *, dtype=None):
+    """Integer products wrap modulo 2**64 as NumPy's do; onnxruntime's ReduceProd saturates. A
+    tree of Mul (which wraps; the product modulo 2**64 is the same in any order)."""
+    if not _int_reduction(x, dtype):
+        if dim is None:
+            return torch.prod(x, dtype=dtype)
+        return torch.prod(x, dim, keepdim, dtype=dtype)
+    flat, n, shape = _int_flat(x, dim, keepdim, dtype)
+    if n == 0:
+        return torch.ones(shape, dtype=flat.dtype)
+    while n > 1:
+        if n % 2:
+            flat = torch.cat([flat, torch.ones_like(flat.narrow(-1, 0, 1))], -1)
+            n += 1
+        flat = flat.narrow(-1, 0, n // 2) * flat.narrow(-1, n // 2, n // 2)
+        n //= 2
+    return flat.select(-1, 0).reshape(shape)
 
 
 def cumprod(x, dim, *, dtype=None):
@@ -1033,6 +1091,23 @@ def to_unsigned(x, dtype):
     return wide.to(WIDE[dtype])
 
 
+def u64_to_float(x, dtype):
+    """uint64 values, carried as their int64 bits, converted to float ``dtype`` as NumPy rounds
+    them (a plain Cast read 2**63 as -2**63). The high and low 32-bit halves are exact in
+    float64, so ``hi * 2**32 + lo`` rounds once: exact for float64. For a narrower float, values
+    from 2**53 first keep 53 bits rounded to odd (the bits below bit 11 jammed into bit 11), so
+    rounding that float64 to float32 is rounding the integer itself, not twice."""
+    low = 0xFFFFFFFF
+    if dtype != torch.float64:
+        big = (x < 0) | (x >= 2**53)
+        jam = bitwise_and(x, 0x7FF) != 0
+        odd = bitwise_or(bitwise_and(x, -0x800), jam.to(torch.int64) * 0x800)
+        x = torch.where(big, odd, x)
+    hi = bitwise_and(floor_divide(x, torch.tensor(2**32, dtype=torch.int64)), low)
+    lo = bitwise_and(x, low)
+    return (hi.to(torch.float64) * 4294967296.0 + lo.to(torch.float64)).to(dtype)
+
+
 def _cast_target(node):
     """The dtype a ``.to(...)``/``.type(...)`` node casts to, if it is one."""
     if node.op == "call_method" and node.target in ("to", "type"):
@@ -1157,6 +1232,13 @@ class WidenUnsigned(Pass):
                         self.outputs[name] = str(dt)
             else:
                 target = _cast_target(node)
+                source = node.args[0].meta.get("leapp_dtype") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+                if target is not None and target.is_floating_point and source is not None \
+                        and to_torch(source) == torch.uint64:
+                    node.op, node.target = "call_function", u64_to_float
+                    node.args, node.kwargs = (node.args[0], target), {}
+                    changed += 1
+                    continue
                 if target in WIDE:
                     node.op, node.target = "call_function", to_unsigned
                     node.args, node.kwargs = (node.args[0], target), {}
@@ -1319,7 +1401,7 @@ FUNCTIONS = {
     torch.log1p: log1p, torch.any: any_, torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
-    torch.add: add, torch.mul: mul, torch.mean: mean,
+    torch.add: add, torch.mul: mul, torch.mean: mean, torch.sum: sum_, torch.prod: prod_,
     torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
     torch.bitwise_not: bitwise_not, torch.asinh: asinh, torch.arcsinh: asinh, torch.acosh: acosh,
     torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh, torch.atan: atan,
@@ -1336,7 +1418,7 @@ FUNCTIONS = {
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
            "log1p": log1p, "any": any_, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
-           "clamp": clamp, "clip": clamp, "mean": mean,
+           "clamp": clamp, "clip": clamp, "mean": mean, "sum": sum_, "prod": prod_,
            "ceil": ceil, "floor": floor, "round": round_, "squeeze": squeeze, "nonzero": nonzero,
            "isnan": isnan_, "isinf": isinf_, "isfinite": isfinite_, "trace": trace,
            "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,
