@@ -158,3 +158,36 @@ def test_integer_sums_and_products_wrap_in_the_onnx_file(tmp_path):
     session = ort.InferenceSession(str(tmp_path / "ints.onnx"), providers=["CPUExecutionProvider"])
     for got, want in zip(session.run(None, dict(zip("ij", edge, strict=True))), int_reductions.fn(*edge), strict=True):
         _bits(got, want)
+
+
+def test_the_export_check_tries_integers_at_their_extremes(tmp_path, monkeypatch):
+    from leapp.export import lowering
+
+    example, _ = _int_cases()
+    monkeypatch.delitem(lowering.FUNCTIONS, torch_sum())  # a file that sums with ReduceSum
+    int_reductions(*example)
+    with pytest.raises(ExportError, match=r"\(extreme integers\).*numpy.sum"):
+        int_reductions.export(tmp_path / "saturating.onnx")
+
+
+def torch_sum():
+    import torch
+
+    return torch.sum
+
+
+@leapp.compile
+def signs(x):
+    return np.copysign(2.0, x - 1.0) * 3.0
+
+
+def test_a_file_that_cannot_read_a_nans_sign_is_refused_naming_the_call(tmp_path):
+    # no ONNX op reads the sign bit of a NaN: copysign(2.0, -nan) is -2.0 in NumPy, 2.0 in the file
+    signs(np.array([0.5, 2.0, 3.0]))
+    with pytest.raises(ExportError) as info:
+        signs.export(tmp_path / "signs.onnx")
+    text = str(info.value)
+    line = signs.fn.__code__.co_firstlineno + 2
+    assert "(inputs with -NaN)" in text and f"numpy.copysign at {__file__}:{line}" in text, text
+    assert "sign bit of a NaN" in text and not (tmp_path / "signs.onnx").exists()
+    signs.export(tmp_path / "signs.pt2", format="pt2")  # torch's copysign reads it

@@ -215,14 +215,17 @@ def _draw(spec, rng, like, shape=None):
 
 
 # Edge inputs, one kind per case so one kind cannot mask another (a NaN in a row hides its inf)
+# (a NaN with its sign bit set, as x86 makes inf - inf: np.copysign(1.0, -nan) is -1.0, and an
+# ONNX file, which cannot read a NaN's sign, gives 1.0)
 EDGE_KINDS = {"NaN": np.array([np.nan]), "±inf": np.array([np.inf, -np.inf]),
-              "±0.0": np.array([-0.0, 0.0])}
-EDGE_LABELS = (*(f"inputs with {k}" for k in EDGE_KINDS), "all-zero float inputs", "negative integers")
+              "±0.0": np.array([-0.0, 0.0]), "-NaN": np.array([-np.nan])}
+EDGE_LABELS = (*(f"inputs with {k}" for k in EDGE_KINDS), "all-zero float inputs", "negative integers",
+               "extreme integers")
 
 
 def _edge_cases(example, rng, *, no_inf=False):
-    """Check inputs at NumPy's edges: NaN, ±inf, ±0.0 in float inputs, every float input zero;
-    negated integers.
+    """Check inputs at NumPy's edges: NaN (of either sign), ±inf, ±0.0 in float inputs, every float
+    input zero; negated integers; integers at their type's extremes.
 
     Each is the example with some elements replaced, so shapes, index ranges
     and the other inputs stay those of a valid call.
@@ -254,6 +257,19 @@ def _edge_cases(example, rng, *, no_inf=False):
             flip = rng.random(v.shape) < 0.5
             case[name] = np.where(flip & (v != np.iinfo(v.dtype).min), -v, v).astype(v.dtype)
         cases.append(("negative integers", case))
+    ints = [n for n, v in example.items() if v.dtype.kind in "iu" and v.size]
+    if ints:  # wrap-around and sign bits: uint64 past 2**63, uint8 >> 7, int32 products, INT_MIN
+        case = dict(example)
+        for name in ints:
+            v = example[name].copy()
+            info = np.iinfo(v.dtype)
+            top = 2 ** (info.bits - 1)
+            values = [info.max, top, top + 1] if v.dtype.kind == "u" else [info.max, info.min, info.min + 1]
+            flat = v.reshape(-1)
+            picks = rng.permutation(flat.size)[: max(1, flat.size // 3)]
+            flat[picks] = np.array(values, dtype=v.dtype)[np.arange(picks.size) % len(values)]
+            case[name] = v
+        cases.append(("extreme integers", case))
     return cases
 
 
@@ -378,13 +394,18 @@ def _check(node, run, example, dynamic, rng, format, n_checks, reference, blame)
             problem = mismatch(np.asarray(g), np.asarray(want[name]))
             if problem:
                 against = "NumPy" if why is None else "the traced graph (NumPy's values)"
+                hint = _HINTS.get(label, "") if format == "onnx" else ""
                 raise ExportError(f"the {format} file of node {node.name!r} disagrees with {against} on "
                                   f"output {name!r} ({label}): {problem}{blame(inputs)}; nothing was "
-                                  f"written. Export to another format (torchscript, pt2), or avoid that call")
+                                  f"written.{hint} Export to another format (torchscript, pt2), or avoid that call")
         passed.append(label)
         if why is not None and reference is not None:
             stood_in[label] = why
     return checked_description(reference is not None, passed, stood_in)
+
+
+_HINTS = {"inputs with -NaN": " No ONNX op reads the sign bit of a NaN, which np.copysign and np.signbit "
+                              "return (x86 makes NaN of inf - inf or 0 * inf with it set)."}
 
 
 def checked_description(has_reference, passed, stood_in):
@@ -506,17 +527,30 @@ class _Blame:
 
         module, format, node, dynamic, opset, exporter, folder = self.args
         args = tuple(_tensor(inputs[n]) for n in node.input_names)
-        values = {}
 
-        class Record(torch.fx.Interpreter):
-            def run_node(self, n):
-                v = super().run_node(n)
-                if n.op in ("call_function", "call_method") and isinstance(v, torch.Tensor):
-                    values[n.name] = v.detach().numpy().copy()
-                return v
+        def record(gm):
+            values = {}
 
-        with torch.no_grad():
-            Record(module).run(*args)
+            class Record(torch.fx.Interpreter):
+                def run_node(self, n):
+                    v = super().run_node(n)
+                    if n.op in ("call_function", "call_method") and isinstance(v, torch.Tensor):
+                        values[n.name] = v.detach().numpy().copy()
+                    return v
+
+            with torch.no_grad():
+                Record(gm).run(*args)
+            return values
+
+        values = record(module)
+        # the export form keeps the graph's node names: where one of its decompositions already
+        # departs from the graph (the sign of a NaN, which no ONNX op reads), that is the op to name
+        graph = record(node.graph_module)
+        for n in module.graph.nodes:
+            if n.name in values and n.name in graph and values[n.name].shape == graph[n.name].shape:
+                problem = mismatch(values[n.name], graph[n.name])
+                if problem:
+                    return n, f"its {format} form departs from the graph here: {problem}"
         probe = copy.deepcopy(module)
         picked = [n for n in probe.graph.nodes if n.name in values]
         out = next(n for n in probe.graph.nodes if n.op == "output")
