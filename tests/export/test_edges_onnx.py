@@ -191,3 +191,39 @@ def test_a_file_that_cannot_read_a_nans_sign_is_refused_naming_the_call(tmp_path
     assert "(inputs with -NaN)" in text and f"numpy.copysign at {__file__}:{line}" in text, text
     assert "sign bit of a NaN" in text and not (tmp_path / "signs.onnx").exists()
     signs.export(tmp_path / "signs.pt2", format="pt2")  # torch's copysign reads it
+
+
+@leapp.compile
+def signed_shifts(a, b):
+    return a >> b, a << b
+
+
+def test_shifts_by_a_negative_count_in_the_onnx_file(tmp_path):
+    # NumPy takes a negative count as one past the width (0, or -1 for a negative >>); the file
+    # computed 2**b, an integer 0 for b < 0, and onnxruntime failed on the division by it
+    a, b = np.array([-3, 5, 300, -300], np.int16), np.array([1, 2, 3, 4], np.int16)
+    for got, want in zip(signed_shifts(a, b), signed_shifts.fn(a, b), strict=True):
+        _bits(got, want)
+    signed_shifts.export(tmp_path / "shifts.onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "shifts.onnx"), providers=["CPUExecutionProvider"])
+    edge = (np.array([-3, 5, 300, -32768], np.int16), np.array([-1, -16, 15, -3], np.int16))
+    for got, want in zip(session.run(None, {"a": edge[0], "b": edge[1]}), signed_shifts.fn(*edge), strict=True):
+        _bits(got, want)
+
+
+@leapp.compile
+def weighted(a, w):
+    return np.average(a, weights=w, returned=True)
+
+
+def test_a_graph_holding_a_shape_value_exports_and_integer_extremes_in_float_sums_are_not_refused(tmp_path):
+    # the float16 pass rebuilt every node's value as its type: torch.Size(None, ...) failed (a
+    # "leapp bug" refusal); int64 weights at +-9.2e18 in one float sum cancel in an order-dependent
+    # way, so the extreme-integer check inputs hold one sign each
+    a, w = np.arange(6.0).reshape(2, 3), np.arange(1, 7).reshape(2, 3)
+    for got, want in zip(weighted(a, w), weighted.fn(a, w), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    description = weighted.export(tmp_path / "weighted.onnx")
+    assert {"extreme integers", "most negative integers"} <= set(description["checked"]["inputs"])

@@ -540,7 +540,8 @@ def right_shift(a, b):
     a, b, bits, dt = _shift_operands(a, b)
     # a signed value shifted by its width less one or more is its sign (0 or -1); an unsigned one
     # keeps its top bit until a shift by the full width (uint8 200 >> 7 is 1: it was 0)
-    big = b >= (bits if _unsigned(dt) else bits - 1)
+    # a negative shift is one past the width too: NumPy compares it as an unsigned count
+    big = (b >= (bits if _unsigned(dt) else bits - 1)) | (b < 0)
     shifted = floor_divide(a, _shift_power(torch.where(big, torch.zeros_like(b), b)))
     out = torch.where(big, torch.where(a < 0, torch.full_like(a, -1), torch.zeros_like(a)), shifted)
     return out.to(dt)
@@ -548,7 +549,7 @@ def right_shift(a, b):
 
 def left_shift(a, b):
     a, b, bits, dt = _shift_operands(a, b)
-    big = b >= bits
+    big = (b >= bits) | (b < 0)  # 2**b of a negative b was an integer division by zero in ORT
     shifted = a * _shift_power(torch.where(big, torch.zeros_like(b), b))
     return torch.where(big, torch.zeros_like(shifted), shifted).to(dt)  # the cast wraps, as NumPy
 
@@ -1118,9 +1119,25 @@ def _cast_target(node):
 
 
 def _tree_map(fn, value):
-    if isinstance(value, (tuple, list)):
-        return type(value)(_tree_map(fn, v) for v in value)
+    """``fn`` on every leaf of nested tuples and lists, the structure kept (a tuple subclass
+    that cannot be rebuilt from its items, such as torch.Size of tensors, becomes a tuple)."""
+    if isinstance(value, list):
+        return [_tree_map(fn, v) for v in value]
+    if isinstance(value, tuple):
+        items = [_tree_map(fn, v) for v in value]
+        if type(value) is not tuple:
+            try:
+                return type(value)(items)
+            except TypeError:
+                pass
+        return tuple(items)
     return fn(value)
+
+
+def _leaves(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
 
 
 def _is_half(value):
@@ -1180,14 +1197,10 @@ class HalfPerOp(Pass):
         for node in gm.graph.nodes:
             if node.op not in ("call_function", "call_method"):
                 continue
-            out = self.values.get(node.name)
-            flat: list = []
-            _tree_map(flat.append, out)
-            tensors = [v for v in flat if isinstance(v, torch.Tensor)]
+            tensors = [v for v in _leaves(self.values.get(node.name)) if isinstance(v, torch.Tensor)]
             if not any(_is_half(v) for v in tensors):
                 continue
-            operands: list = []
-            _tree_map(operands.append, (node.args, tuple(node.kwargs.values())))
+            operands = _leaves((node.args, tuple(node.kwargs.values())))
             if not any(isinstance(a, torch.fx.Node) and _is_half(self.values.get(a.name)) for a in operands):
                 continue
             fn = node.target if node.op == "call_function" else getattr(torch.Tensor, node.target)
