@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import leapp
-from leapp.errors import ProblemsError, UntracedCallError
+from leapp.errors import ProblemsError, UnsupportedArgumentError, UntracedCallError
 from leapp.runtime.tracing import trace_function
 
 XP = np.array([0.0, 1.0, 2.0, 3.0])
@@ -129,3 +129,30 @@ def test_float16_sinc_is_numpys_for_every_finite_float16():
         got = sinc(x)
     assert got.dtype == want.dtype == np.float16
     np.testing.assert_array_equal(got, want)
+
+
+@leapp.compile
+def half_products(a, b):
+    return np.vdot(a, b), np.einsum("ij,jk->ik", a.astype(np.float32), b.T, dtype=np.float32).astype(np.float16)
+
+
+@leapp.compile
+def half_einsum(a, b):
+    return np.einsum("ij,jk->ik", a, b.T)
+
+
+def test_float16_vdot_is_numpys_and_a_summing_float16_einsum_is_refused_naming_the_line():
+    # vdot rounded each float16 product before the sum (4 in 10 differed); NumPy's float16 einsum
+    # rounds after each product it adds, in an order set by memory layout (6 ulps apart, silently)
+    rng = np.random.default_rng(4)
+    a, b = (rng.uniform(-60, 60, (3, 4)).astype(np.float16) for _ in range(2))
+    half_products(a, b)
+    for _ in range(10):
+        a, b = (rng.uniform(-60, 60, (3, 4)).astype(np.float16) for _ in range(2))
+        for got, want in zip(half_products(a, b), half_products.fn(a, b), strict=True):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(UnsupportedArgumentError) as info:
+        half_einsum(a, b)
+    line = half_einsum.fn.__code__.co_firstlineno + 2
+    assert f"test_edges_exact.py:{line}" in str(info.value) and "float16 einsum" in str(info.value)
