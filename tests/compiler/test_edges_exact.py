@@ -4,6 +4,8 @@ NumPy's on most inputs) are refused where used, never returned silently differen
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -156,3 +158,28 @@ def test_float16_vdot_is_numpys_and_a_summing_float16_einsum_is_refused_naming_t
         half_einsum(a, b)
     line = half_einsum.fn.__code__.co_firstlineno + 2
     assert f"test_edges_exact.py:{line}" in str(info.value) and "float16 einsum" in str(info.value)
+
+
+@leapp.compile
+def half_sums(x):
+    return (np.sum(x, axis=0), np.add.reduce(x, axis=0, keepdims=True), np.nansum(x, axis=0),
+            np.nanmean(x, axis=0), np.nanmean(x, axis=1, keepdims=True), np.nanmean(x), x.sum(axis=1),
+            x.reshape(3, 2, 4).sum(axis=(0, 1)))
+
+
+def test_float16_sums_over_leading_axes_round_after_each_row_as_numpy_does():
+    # NumPy adds float16 rows into the result one by one, rounding each addition; torch summed
+    # in float32 and rounded once: up to 32 ulps apart over 6 rows, in every sample, silently
+    rng = np.random.default_rng(6)
+    half_sums(rng.uniform(-3, 3, (6, 4)).astype(np.float16))
+    for _ in range(20):
+        x = rng.uniform(-60, 60, (6, 4)).astype(np.float16)
+        x[rng.random(x.shape) < 0.1] = np.nan
+        x[0, 0] = -0.0
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            wants = half_sums.fn(x)
+            gots = half_sums(x)
+        for got, want in zip(gots, wants, strict=True):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
