@@ -227,3 +227,24 @@ def test_a_graph_holding_a_shape_value_exports_and_integer_extremes_in_float_sum
         np.testing.assert_allclose(got, want, rtol=1e-12)
     description = weighted.export(tmp_path / "weighted.onnx")
     assert {"extreme integers", "most negative integers"} <= set(description["checked"]["inputs"])
+
+
+@leapp.compile
+def to_half(x):
+    return x.astype(np.float16), np.float16(2.0) * x.astype(np.float16)
+
+
+def test_float64_to_float16_rounds_once_in_the_onnx_file(tmp_path):
+    # onnxruntime's Cast from double to float16 goes through float32: 1 + 2**-11 + 2**-40 is
+    # half-way in float32 and rounds to 1.0, where NumPy rounds once to 1.001
+    t = 1 + 2.0**-11
+    x = np.array([t + 2.0**-40, t - 2.0**-40, -(t + 2.0**-40), t, 1024 * (t + 2.0**-40), 3.3, 65519.0, 65520.0])
+    x0 = np.linspace(0.0, 1.0, x.size)
+    for got, want in zip(to_half(x0), to_half.fn(x0), strict=True):
+        _bits(got, want)
+    to_half.export(tmp_path / "half.onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "half.onnx"), providers=["CPUExecutionProvider"])
+    for got, want in zip(session.run(None, {"x": x}), to_half.fn(x), strict=True):
+        _bits(got, want)

@@ -1178,9 +1178,24 @@ def in_float32(fn, halves):
     return wrapper
 
 
+def f64_to_f16(x, *_):
+    """float64 rounded to float16 once, as NumPy casts: onnxruntime's Cast goes through float32,
+    which rounds twice (1 + 2**-11 + 2**-40 gave 1.0, NumPy 1.001). Where the float32 value is
+    half-way between two float16 values and float32 rounded toward one of them, the other is
+    NumPy's (the same steps as the graph's leapp.half)."""
+    f = x.to(torch.float32)
+    h = f.to(torch.float16)
+    hf = h.to(torch.float32)
+    other = hf + 2 * (f - hf)
+    halfway = (f != hf) & (other.to(torch.float16).to(torch.float32) == other)
+    toward_other = (x - f.to(torch.float64)) * (other - hf).to(torch.float64) > 0
+    return torch.where(halfway & toward_other, other.to(torch.float16), h)
+
+
 class HalfPerOp(Pass):
     """Every call with a float16 operand and a float16 result computes in float32 and rounds its
-    result to float16 (``in_float32``), so the ONNX file rounds after each op as NumPy does.
+    result to float16 (``in_float32``), so the ONNX file rounds after each op as NumPy does; a
+    cast from float64 to float16 rounds once (``f64_to_f16``).
 
     requires: ``values`` (node name -> result, from a run on example inputs).
     ensures: the same values as the graph (torch's float16 kernels also compute in float32 and
@@ -1199,6 +1214,12 @@ class HalfPerOp(Pass):
                 continue
             tensors = [v for v in _leaves(self.values.get(node.name)) if isinstance(v, torch.Tensor)]
             if not any(_is_half(v) for v in tensors):
+                continue
+            source = self.values.get(node.args[0].name) if node.args and isinstance(node.args[0], torch.fx.Node) else None
+            if _cast_target(node) == torch.float16 and isinstance(source, torch.Tensor) \
+                    and source.dtype == torch.float64:
+                node.op, node.target, node.args, node.kwargs = "call_function", f64_to_f16, (node.args[0],), {}
+                changed += 1
                 continue
             operands = _leaves((node.args, tuple(node.kwargs.values())))
             if not any(isinstance(a, torch.fx.Node) and _is_half(self.values.get(a.name)) for a in operands):
