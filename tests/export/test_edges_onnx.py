@@ -248,3 +248,22 @@ def test_float64_to_float16_rounds_once_in_the_onnx_file(tmp_path):
     session = ort.InferenceSession(str(tmp_path / "half.onnx"), providers=["CPUExecutionProvider"])
     for got, want in zip(session.run(None, {"x": x}), to_half.fn(x), strict=True):
         _bits(got, want)
+
+
+@leapp.compile
+def int_powers(i, e):
+    return i**2, i**e, np.power(i.astype(np.int64), 3), np.uint8(3) ** e.astype(np.uint8)
+
+
+def test_integer_powers_wrap_in_the_onnx_file(tmp_path):
+    # onnxruntime's Pow computes integers through double: (2**31 - 1) ** 2 gave -2**31, NumPy 1
+    i, e = np.array([1, 2, -3, 4], np.int32), np.array([1, 2, 3, 0], np.int32)
+    for got, want in zip(int_powers(i, e), int_powers.fn(i, e), strict=True):
+        _bits(got, want)
+    int_powers.export(tmp_path / "pow.onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "pow.onnx"), providers=["CPUExecutionProvider"])
+    edge = (np.array([2**31 - 1, -(2**31), 46341, 3], np.int32), np.array([2, 31, 40, 1000], np.int32))
+    for got, want in zip(session.run(None, {"i": edge[0], "e": edge[1]}), int_powers.fn(*edge), strict=True):
+        _bits(got, want)

@@ -590,6 +590,45 @@ def exp2(x):
     return torch.pow(torch.tensor(2.0, dtype=x.dtype), x)  # exact at integers, as NumPy
 
 
+def pow_(a, b):
+    """Integer powers wrap as NumPy's do; onnxruntime's Pow computes integers through double
+    and saturates (int32 46341 ** 2 gave -2**31, NumPy 1 for 2**31 - 1 squared). Squaring and
+    multiplying in int64 (which wraps; the low bits are the narrower type's), cast back. A
+    negative exponent (NumPy raises) gives what the graph gives."""
+    if not (isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor)) or _float(a) or _float(b) \
+            or isinstance(a, float) or isinstance(b, float) or torch.result_type(a, b) == torch.bool:
+        return torch.pow(a, b)
+    dt = torch.result_type(a, b)
+    base = a.to(torch.int64) if isinstance(a, torch.Tensor) else torch.tensor(int(a))
+    if not isinstance(b, torch.Tensor):
+        out = torch.ones_like(base)
+        e = int(b)
+        if e < 0:
+            return torch.pow(a, b)
+        while e:
+            if e & 1:
+                out = out * base
+            e >>= 1
+            if e:
+                base = base * base
+        return out.to(dt)
+    e = b.to(torch.int64)
+    base, e = torch.broadcast_tensors(base, e)
+    out = torch.ones_like(base)
+    negative = e < 0
+    # torch's value there (NumPy raises): 1 ** e is 1, (-1) ** e is +-1, anything else 0
+    reciprocal = where(base == 1, torch.ones_like(base),
+                       where(base == -1, 1 - 2 * bitwise_and(e, 1), torch.zeros_like(base)))
+    e = torch.where(negative, torch.zeros_like(e), e)
+    for _ in range(63):  # every bit of a non-negative int64 exponent
+        bit = bitwise_and(e, 1) == 1
+        out = torch.where(bit, out * base, out)
+        base = base * base
+        e = floor_divide(e, torch.tensor(2, dtype=torch.int64))
+    out = torch.where(negative, reciprocal, out)
+    return out.to(dt)
+
+
 def float_power(a, b):
     a = a.to(torch.float64) if isinstance(a, torch.Tensor) else float(a)
     b = b.to(torch.float64) if isinstance(b, torch.Tensor) else float(b)
@@ -1435,7 +1474,7 @@ FUNCTIONS = {
     torch.log1p: log1p, torch.any: any_, torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
-    torch.add: add, torch.mul: mul, torch.mean: mean, torch.sum: sum_, torch.prod: prod_,
+    torch.add: add, torch.mul: mul, torch.mean: mean, torch.sum: sum_, torch.prod: prod_, torch.pow: pow_,
     torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
     torch.bitwise_not: bitwise_not, torch.asinh: asinh, torch.arcsinh: asinh, torch.acosh: acosh,
     torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh, torch.atan: atan,
