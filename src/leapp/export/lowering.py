@@ -612,19 +612,19 @@ def pow_(a, b):
             if e:
                 base = base * base
         return out.to(dt)
-    e = b.to(torch.int64)
-    base, e = torch.broadcast_tensors(base, e)
+    bits = b.to(torch.int64)
+    base, bits = torch.broadcast_tensors(base, bits)
     out = torch.ones_like(base)
-    negative = e < 0
+    negative = bits < 0
     # torch's value there (NumPy raises): 1 ** e is 1, (-1) ** e is +-1, anything else 0
     reciprocal = where(base == 1, torch.ones_like(base),
-                       where(base == -1, 1 - 2 * bitwise_and(e, 1), torch.zeros_like(base)))
-    e = torch.where(negative, torch.zeros_like(e), e)
+                       where(base == -1, 1 - 2 * bitwise_and(bits, 1), torch.zeros_like(base)))
+    bits = torch.where(negative, torch.zeros_like(bits), bits)
     for _ in range(63):  # every bit of a non-negative int64 exponent
-        bit = bitwise_and(e, 1) == 1
+        bit = bitwise_and(bits, 1) == 1
         out = torch.where(bit, out * base, out)
         base = base * base
-        e = floor_divide(e, torch.tensor(2, dtype=torch.int64))
+        bits = floor_divide(bits, torch.tensor(2, dtype=torch.int64))
     out = torch.where(negative, reciprocal, out)
     return out.to(dt)
 
