@@ -4,11 +4,13 @@ NumPy's on most inputs) are refused where used, never returned silently differen
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import leapp
-from leapp.errors import ProblemsError, UntracedCallError
+from leapp.errors import ProblemsError, UnsupportedArgumentError, UntracedCallError
 from leapp.runtime.tracing import trace_function
 
 XP = np.array([0.0, 1.0, 2.0, 3.0])
@@ -119,3 +121,99 @@ def test_singular_vectors_are_refused_where_used_singular_values_trace():
         for g in got:
             assert g.dtype == want.dtype
             np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-5 if g.dtype == np.float32 else 1e-12)
+
+
+@leapp.compile
+def hyperbolic(x):
+    return np.sinh(x), np.cosh(x)
+
+
+def _within_ulps(got, want, ulps):
+    assert got.dtype == want.dtype
+    assert np.array_equal(np.isfinite(got), np.isfinite(want)), (got, want)
+    finite = np.isfinite(want)
+    err = np.abs(got[finite].astype(np.float64) - want[finite])
+    assert np.all(err <= ulps * np.spacing(np.abs(want[finite])).astype(np.float64)), (got, want)
+
+
+@pytest.mark.parametrize("dtype, edge", [(np.float64, 710.3), (np.float32, 89.2)])
+def test_sinh_and_cosh_stay_finite_where_numpy_does_in_long_vectors(dtype, edge):
+    # torch's vectorised kernels (16 elements or more) compute exp(|x|), which overflows from
+    # 709.78 (float32: 88.72); sinh and cosh are finite up to 710.47 (89.41): inf, silently
+    hyperbolic(np.linspace(-3, 3, 32).astype(dtype))
+    x = np.linspace(-edge, edge, 32).astype(dtype)
+    x[:6] = [edge, -edge, edge - 0.4, np.inf, np.nan, edge + 0.5]
+    with np.errstate(over="ignore"):
+        wants = hyperbolic.fn(x)
+    for got, want in zip(hyperbolic(x), wants, strict=True):
+        _within_ulps(got, want, 4)
+
+
+@leapp.compile
+def sinc(x):
+    return np.sinc(x)
+
+
+def test_float16_sinc_is_numpys_for_every_finite_float16():
+    # torch.sinc of float16 computes pi * x in float32 and rounds once; NumPy rounds pi * x to
+    # float16 first: up to 0.0005 apart next to sinc's zeros, refused as "a leapp bug"
+    x = np.arange(2**16, dtype=np.uint16).view(np.float16)
+    x = x[np.isfinite(x)]
+    sinc(np.linspace(-3, 3, 37).astype(np.float16))  # the probe that was refused
+    with np.errstate(all="ignore"):
+        want = sinc.fn(x)
+        got = sinc(x)
+    assert got.dtype == want.dtype == np.float16
+    np.testing.assert_array_equal(got, want)
+
+
+@leapp.compile
+def half_products(a, b):
+    return np.vdot(a, b), np.einsum("ij,jk->ik", a.astype(np.float32), b.T, dtype=np.float32).astype(np.float16)
+
+
+@leapp.compile
+def half_einsum(a, b):
+    return np.einsum("ij,jk->ik", a, b.T)
+
+
+def test_float16_vdot_is_numpys_and_a_summing_float16_einsum_is_refused_naming_the_line():
+    # vdot rounded each float16 product before the sum (4 in 10 differed); NumPy's float16 einsum
+    # rounds after each product it adds, in an order set by memory layout (6 ulps apart, silently)
+    rng = np.random.default_rng(4)
+    a, b = (rng.uniform(-60, 60, (3, 4)).astype(np.float16) for _ in range(2))
+    half_products(a, b)
+    for _ in range(10):
+        a, b = (rng.uniform(-60, 60, (3, 4)).astype(np.float16) for _ in range(2))
+        for got, want in zip(half_products(a, b), half_products.fn(a, b), strict=True):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(UnsupportedArgumentError) as info:
+        half_einsum(a, b)
+    line = half_einsum.fn.__code__.co_firstlineno + 2
+    assert f"test_edges_exact.py:{line}" in str(info.value) and "float16 einsum" in str(info.value)
+
+
+@leapp.compile
+def half_sums(x):
+    return (np.sum(x, axis=0), np.add.reduce(x, axis=0, keepdims=True), np.nansum(x, axis=0),
+            np.nanmean(x, axis=0), np.nanmean(x, axis=1, keepdims=True), np.nanmean(x), x.sum(axis=1),
+            x.reshape(3, 2, 4).sum(axis=(0, 1)))
+
+
+def test_float16_sums_over_leading_axes_round_after_each_row_as_numpy_does():
+    # NumPy adds float16 rows into the result one by one, rounding each addition; torch summed
+    # in float32 and rounded once: up to 32 ulps apart over 6 rows, in every sample, silently
+    rng = np.random.default_rng(6)
+    half_sums(rng.uniform(-3, 3, (6, 4)).astype(np.float16))
+    for _ in range(20):
+        x = rng.uniform(-60, 60, (6, 4)).astype(np.float16)
+        x[rng.random(x.shape) < 0.1] = np.nan
+        x[0, 0] = -0.0
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            wants = half_sums.fn(x)
+            gots = half_sums(x)
+        for got, want in zip(gots, wants, strict=True):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)

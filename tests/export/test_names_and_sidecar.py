@@ -156,7 +156,7 @@ def test_checked_says_where_the_graph_stood_in_for_numpy(tmp_path):
         description = export_node(traced.node, tmp_path / "f.onnx", example_inputs={"x": X}, reference=reference)
     checked = description["checked"]
     assert checked["against"] == "numpy and graph"
-    assert list(checked["against_graph"]) == ["inputs with NaN"]
+    assert list(checked["against_graph"]) == ["inputs with NaN", "inputs with -NaN"]
     assert "differs from NumPy on output 'y'" in checked["against_graph"]["inputs with NaN"]
     assert any("inputs with NaN" in str(w.message) and issubclass(w.category, LeappWarning) for w in caught)
     assert json.loads((tmp_path / "f.onnx.json").read_text())["checked"] == checked

@@ -69,8 +69,7 @@ def sinh(x):
     a = x.abs()
     t = expm1(a)
     small = (t + t / (t + 1)) * 0.5
-    big = torch.exp(a - LN2)  # e^a/2 without overflowing where e^a alone would
-    r = where(a > 20, big, small)
+    r = where(a > 20, _half_exp(a), small)
     r = where(x < 0, -r, r)
     return where(x == 0, x, r)
 
@@ -80,7 +79,14 @@ def cosh(x):
         return torch.cosh(x)
     a = x.abs()
     e = torch.exp(a)
-    return where(a > 20, torch.exp(a - LN2), (e + 1 / e) * 0.5)
+    return where(a > 20, _half_exp(a), (e + 1 / e) * 0.5)
+
+
+def _half_exp(a):
+    """e^a / 2 where e^a alone overflows (a up to 710.47): e * e / 2 with e = e^(a/2), within 3
+    ulps. exp(a - ln 2) was off by up to 250 ulps near 710: a - ln 2 rounds to an ulp of a."""
+    e = torch.exp(a * 0.5)
+    return (e * 0.5) * e
 
 
 def trunc(x):
@@ -522,13 +528,20 @@ def _shift_operands(a, b):
     return a, b, bits, dt
 
 
+def _unsigned(dt):
+    return dt in (torch.uint8, torch.uint16, torch.uint32, torch.uint64)
+
+
 def right_shift(a, b):
     """NumPy's ``>>`` floors (ONNX's division truncates); shifts past the width give 0 or -1.
 
     Computed on int64 (ONNX's Pow has no narrow integer kernels), cast back.
     """
     a, b, bits, dt = _shift_operands(a, b)
-    big = b >= bits - 1
+    # a signed value shifted by its width less one or more is its sign (0 or -1); an unsigned one
+    # keeps its top bit until a shift by the full width (uint8 200 >> 7 is 1: it was 0)
+    # a negative shift is one past the width too: NumPy compares it as an unsigned count
+    big = (b >= (bits if _unsigned(dt) else bits - 1)) | (b < 0)
     shifted = floor_divide(a, _shift_power(torch.where(big, torch.zeros_like(b), b)))
     out = torch.where(big, torch.where(a < 0, torch.full_like(a, -1), torch.zeros_like(a)), shifted)
     return out.to(dt)
@@ -536,7 +549,7 @@ def right_shift(a, b):
 
 def left_shift(a, b):
     a, b, bits, dt = _shift_operands(a, b)
-    big = b >= bits
+    big = (b >= bits) | (b < 0)  # 2**b of a negative b was an integer division by zero in ORT
     shifted = a * _shift_power(torch.where(big, torch.zeros_like(b), b))
     return torch.where(big, torch.zeros_like(shifted), shifted).to(dt)  # the cast wraps, as NumPy
 
@@ -758,6 +771,58 @@ def cumsum(x, dim, *, dtype=None):
         out = torch.cumsum(x.to(torch.int64), dim)
         return out if dtype is None else out.to(dtype)
     return torch.cumsum(x, dim) if dtype is None else torch.cumsum(x, dim, dtype=dtype)
+
+
+def _int_flat(x, dim, keepdim, dtype):
+    """An integer reduction's operand in int64 (torch.sum/prod's result dtype for integers) or
+    ``dtype``, the reduced axes flattened into one last axis, and the result's shape."""
+    t = x.to(dtype if dtype is not None else torch.int64)
+    nd = t.dim()
+    dims = list(range(nd)) if dim is None else [d % max(nd, 1) for d in ((dim,) if isinstance(dim, int) else dim)]
+    dims = sorted(set(dims)) if dims else list(range(nd))
+    kept = [d for d in range(nd) if d not in dims]
+    n = 1
+    for d in dims:
+        n *= t.shape[d]
+    shape = [1 if d in dims else t.shape[d] for d in range(nd)] if keepdim else [t.shape[d] for d in kept]
+    flat = t.permute(*kept, *dims).reshape(*[t.shape[d] for d in kept], n) if nd else t.reshape(1)
+    return flat, n, shape
+
+
+def _int_reduction(x, dtype):
+    return not (x.is_floating_point() or x.is_complex()) and (dtype is None or not (dtype.is_floating_point or dtype.is_complex))
+
+
+def sum_(x, dim=None, keepdim=False, *, dtype=None):
+    """Integer sums wrap modulo 2**64 as NumPy's do; onnxruntime's ReduceSum saturates (int64
+    max + 1 gave int64 max). A CumSum (which wraps) along the flattened axes, its last element."""
+    if not _int_reduction(x, dtype):
+        if dim is None:
+            return torch.sum(x, dtype=dtype)
+        return torch.sum(x, dim, keepdim, dtype=dtype)
+    flat, n, shape = _int_flat(x, dim, keepdim, dtype)
+    if n == 0:
+        return torch.zeros(shape, dtype=flat.dtype)
+    return torch.cumsum(flat, -1).select(-1, n - 1).reshape(shape)
+
+
+def prod_(x, dim=None, keepdim=False, *, dtype=None):
+    """Integer products wrap modulo 2**64 as NumPy's do; onnxruntime's ReduceProd saturates. A
+    tree of Mul (which wraps; the product modulo 2**64 is the same in any order)."""
+    if not _int_reduction(x, dtype):
+        if dim is None:
+            return torch.prod(x, dtype=dtype)
+        return torch.prod(x, dim, keepdim, dtype=dtype)
+    flat, n, shape = _int_flat(x, dim, keepdim, dtype)
+    if n == 0:
+        return torch.ones(shape, dtype=flat.dtype)
+    while n > 1:
+        if n % 2:
+            flat = torch.cat([flat, torch.ones_like(flat.narrow(-1, 0, 1))], -1)
+            n += 1
+        flat = flat.narrow(-1, 0, n // 2) * flat.narrow(-1, n // 2, n // 2)
+        n //= 2
+    return flat.select(-1, 0).reshape(shape)
 
 
 def cumprod(x, dim, *, dtype=None):
@@ -1071,6 +1136,23 @@ def to_unsigned(x, dtype):
     return wide.to(WIDE[dtype])
 
 
+def u64_to_float(x, dtype):
+    """uint64 values, carried as their int64 bits, converted to float ``dtype`` as NumPy rounds
+    them (a plain Cast read 2**63 as -2**63). The high and low 32-bit halves are exact in
+    float64, so ``hi * 2**32 + lo`` rounds once: exact for float64. For a narrower float, values
+    from 2**53 first keep 53 bits rounded to odd (the bits below bit 11 jammed into bit 11), so
+    rounding that float64 to float32 is rounding the integer itself, not twice."""
+    low = 0xFFFFFFFF
+    if dtype != torch.float64:
+        big = (x < 0) | (x >= 2**53)
+        jam = bitwise_and(x, 0x7FF) != 0
+        odd = bitwise_or(bitwise_and(x, -0x800), jam.to(torch.int64) * 0x800)
+        x = torch.where(big, odd, x)
+    hi = bitwise_and(floor_divide(x, torch.tensor(2**32, dtype=torch.int64)), low)
+    lo = bitwise_and(x, low)
+    return (hi.to(torch.float64) * 4294967296.0 + lo.to(torch.float64)).to(dtype)
+
+
 def _cast_target(node):
     """The dtype a ``.to(...)``/``.type(...)`` node casts to, if it is one."""
     if node.op == "call_method" and node.target in ("to", "type"):
@@ -1078,6 +1160,118 @@ def _cast_target(node):
             if isinstance(a, torch.dtype):
                 return a
     return None
+
+
+def _tree_map(fn, value):
+    """``fn`` on every leaf of nested tuples and lists, the structure kept (a tuple subclass
+    that cannot be rebuilt from its items, such as torch.Size of tensors, becomes a tuple)."""
+    if isinstance(value, list):
+        return [_tree_map(fn, v) for v in value]
+    if isinstance(value, tuple):
+        items = [_tree_map(fn, v) for v in value]
+        if type(value) is not tuple:
+            try:
+                return type(value)(items)
+            except TypeError:
+                pass
+        return tuple(items)
+    return fn(value)
+
+
+def _leaves(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def _is_half(value):
+    return isinstance(value, torch.Tensor) and value.dtype == torch.float16
+
+
+_IN_FLOAT32: dict = {}
+
+
+def in_float32(fn, halves):
+    """``fn`` computed on float32 copies of its float16 operands, its results at the positions
+    ``halves`` names (a flat tuple of booleans, one per tensor result) rounded to float16: one
+    rounding per NumPy call, as NumPy's float16 loops do (float32 arithmetic, then to float16).
+
+    onnxruntime has few float16 kernels: it runs a chain of float16 ops in float32 and rounds
+    once at the end, so ``(x * a + b) * x`` differed from NumPy in the last bits. Explicit casts
+    after each op keep each rounding (ORT keeps a Cast to float16 that loses precision).
+    """
+    key = (fn, halves)
+    wrapper = _IN_FLOAT32.get(key)
+    if wrapper is None:
+        def wrapper(*args, **kwargs):
+            def up(v):
+                return v.to(torch.float32) if _is_half(v) else v
+
+            out = fn(*_tree_map(up, args), **{k: _tree_map(up, v) for k, v in kwargs.items()})
+            flags = iter(halves)
+
+            def down(v):
+                if isinstance(v, torch.Tensor) and next(flags, False) and v.dtype == torch.float32:
+                    return v.to(torch.float16)
+                return v
+
+            return _tree_map(down, out)
+
+        wrapper.__name__ = f"{getattr(fn, '__name__', 'op').strip('_')}_in_float32"
+        _IN_FLOAT32[key] = wrapper
+    return wrapper
+
+
+def f64_to_f16(x, *_):
+    """float64 rounded to float16 once, as NumPy casts: onnxruntime's Cast goes through float32,
+    which rounds twice (1 + 2**-11 + 2**-40 gave 1.0, NumPy 1.001). Where the float32 value is
+    half-way between two float16 values and float32 rounded toward one of them, the other is
+    NumPy's (the same steps as the graph's leapp.half)."""
+    f = x.to(torch.float32)
+    h = f.to(torch.float16)
+    hf = h.to(torch.float32)
+    other = hf + 2 * (f - hf)
+    halfway = (f != hf) & (other.to(torch.float16).to(torch.float32) == other)
+    toward_other = (x - f.to(torch.float64)) * (other - hf).to(torch.float64) > 0
+    return torch.where(halfway & toward_other, other.to(torch.float16), h)
+
+
+class HalfPerOp(Pass):
+    """Every call with a float16 operand and a float16 result computes in float32 and rounds its
+    result to float16 (``in_float32``), so the ONNX file rounds after each op as NumPy does; a
+    cast from float64 to float16 rounds once (``f64_to_f16``).
+
+    requires: ``values`` (node name -> result, from a run on example inputs).
+    ensures: the same values as the graph (torch's float16 kernels also compute in float32 and
+    round once per op), with float16 tensors only between ops.
+    """
+
+    name = "float16 rounded per op"
+
+    def __init__(self, values):
+        self.values = values
+
+    def run(self, gm) -> int:
+        changed = 0
+        for node in gm.graph.nodes:
+            if node.op not in ("call_function", "call_method"):
+                continue
+            tensors = [v for v in _leaves(self.values.get(node.name)) if isinstance(v, torch.Tensor)]
+            if not any(_is_half(v) for v in tensors):
+                continue
+            source = self.values.get(node.args[0].name) if node.args and isinstance(node.args[0], torch.fx.Node) else None
+            if _cast_target(node) == torch.float16 and isinstance(source, torch.Tensor) \
+                    and source.dtype == torch.float64:
+                node.op, node.target, node.args, node.kwargs = "call_function", f64_to_f16, (node.args[0],), {}
+                changed += 1
+                continue
+            operands = _leaves((node.args, tuple(node.kwargs.values())))
+            if not any(isinstance(a, torch.fx.Node) and _is_half(self.values.get(a.name)) for a in operands):
+                continue
+            fn = node.target if node.op == "call_function" else getattr(torch.Tensor, node.target)
+            node.op, node.target = "call_function", in_float32(fn, tuple(_is_half(v) for v in tensors))
+            changed += 1
+        return changed
 
 
 class WidenUnsigned(Pass):
@@ -1116,6 +1310,13 @@ class WidenUnsigned(Pass):
                         self.outputs[name] = str(dt)
             else:
                 target = _cast_target(node)
+                source = node.args[0].meta.get("leapp_dtype") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+                if target is not None and target.is_floating_point and source is not None \
+                        and to_torch(source) == torch.uint64:
+                    node.op, node.target = "call_function", u64_to_float
+                    node.args, node.kwargs = (node.args[0], target), {}
+                    changed += 1
+                    continue
                 if target in WIDE:
                     node.op, node.target = "call_function", to_unsigned
                     node.args, node.kwargs = (node.args[0], target), {}
@@ -1278,7 +1479,7 @@ FUNCTIONS = {
     torch.log1p: log1p, torch.any: any_, torch.cumsum: cumsum, torch.cumprod: cumprod, torch.take_along_dim: take_along_dim, torch.searchsorted: searchsorted,
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
-    torch.add: add, torch.mul: mul, torch.mean: mean,
+    torch.add: add, torch.mul: mul, torch.mean: mean, torch.sum: sum_, torch.prod: prod_, torch.pow: pow_,
     torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
     torch.bitwise_not: bitwise_not, torch.asinh: asinh, torch.arcsinh: asinh, torch.acosh: acosh,
     torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh, torch.atan: atan,
@@ -1286,7 +1487,7 @@ FUNCTIONS = {
     torch.arccos: acos,
     torch.bitwise_right_shift: right_shift, torch.bitwise_left_shift: left_shift, torch.atan2: atan2,
     torch.arctan2: atan2, torch.log10: log10, torch.log2: log2, torch.exp2: exp2,
-    torch.float_power: float_power, torch.pow: pow_, torch.inner: inner, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
+    torch.float_power: float_power, torch.inner: inner, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
     torch.signbit: signbit, torch.positive: positive, torch.logaddexp: logaddexp,
     torch.logaddexp2: logaddexp2, torch.isclose: isclose, torch.isnan: isnan_, torch.isinf: isinf_,
     torch.isfinite: isfinite_, torch.nonzero: nonzero, torch.squeeze: squeeze, torch.trace: trace,
@@ -1295,7 +1496,7 @@ FUNCTIONS = {
 }
 METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort, "sort": sort,
            "log1p": log1p, "any": any_, "cumsum": cumsum, "cumprod": cumprod, "argmax": argmax, "argmin": argmin, "amax": amax, "amin": amin,
-           "clamp": clamp, "clip": clamp, "mean": mean,
+           "clamp": clamp, "clip": clamp, "mean": mean, "sum": sum_, "prod": prod_,
            "ceil": ceil, "floor": floor, "round": round_, "squeeze": squeeze, "nonzero": nonzero,
            "isnan": isnan_, "isinf": isinf_, "isfinite": isfinite_, "trace": trace,
            "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,

@@ -153,7 +153,7 @@ def prepare(gm, output_names, *, onnx=False, example=None):
         widen = WidenUnsigned(output_names)
         widen(gm)
         if example is not None:
-            from .lowering import ScalarsAsVectors, ZeroDimMasks, run_values
+            from .lowering import HalfPerOp, ScalarsAsVectors, ZeroDimMasks, run_values
 
             gm.graph.lint()
             gm.recompile()
@@ -161,6 +161,7 @@ def prepare(gm, output_names, *, onnx=False, example=None):
             values = run_values(gm, wide)
             ScalarsAsVectors(values)(gm)
             ZeroDimMasks(values)(gm)
+            HalfPerOp(values)(gm)
             # The TorchScript-based exporter divides by the element count in its reshape, index
             # and index_put helpers: on an empty tensor that is a floating point exception, which
             # ends the process. formats.write_onnx takes the dynamo exporter for these.

@@ -93,7 +93,33 @@ def _float16_running(args, kwargs):
     return None
 
 
+def _float16_einsum(args, kwargs):
+    """NumPy's float16 einsum adds each product into the float16 output in an order its
+    iterator picks from the operands' layout ("ij,jk->ik" rounds after every j); torch sums
+    in float32 and rounds once: 6 float16 ulps apart on uniform data, silently."""
+    subscripts = args[0] if args else None
+    if not isinstance(subscripts, str):
+        return None
+    dtype = kwargs.get("dtype") if kwargs else None
+    dtypes = [getattr(o, "dtype", None) for o in args[1:]]
+    try:
+        effective = np.dtype(dtype) if dtype is not None else np.result_type(*[d for d in dtypes if d is not None])
+    except (TypeError, ValueError):
+        return None
+    if effective != np.float16:
+        return None
+    inputs, _, output = subscripts.replace(" ", "").partition("->")
+    letters = [c for c in inputs if c.isalpha()]
+    kept = set(output) if "->" in subscripts else {c for c in letters if letters.count(c) == 1}
+    if any(c not in kept for c in letters):
+        return ("a float16 einsum that sums over an index rounds its float16 result after each "
+                "product it adds, in an order NumPy picks from memory layout, and torch rounds once; "
+                "compute in float32 (dtype=np.float32) and cast the result back")
+    return None
+
+
 CHECKS = {
+    "numpy.einsum": _float16_einsum,
     "numpy.cumsum": _float16_running,
     "numpy.cumprod": _float16_running,
     "numpy.add.accumulate": _float16_running,

@@ -205,6 +205,34 @@ def cbrt(m, x, dtype=None, **kw):
     return m.cast(m.mark(out, loop, m.shape), m.dtype)
 
 
+# |x| from which sinh and cosh are computed as e * e / 2, e = exp(|x| / 2): torch's vectorised
+# kernels (16 elements or more) compute exp(|x|), which overflows from 709.78 (float32: 88.72),
+# where the result is finite up to 710.47 (89.41): inf where NumPy gives 1.5e308, silently
+_HYPERBOLIC_BIG = {np.dtype(np.float64): 709.0, np.dtype(np.float32): 88.0}
+
+
+def _hyperbolic(op, ufunc, odd):
+    def adapter(m, x, dtype=None, **kw):
+        loops = loop_dtypes(m, ufunc, (x,), dtype)
+        x = m.tensor(m.cast(x, loops[0]), loops[0])
+        out = op(x)
+        big = _HYPERBOLIC_BIG.get(np.dtype(loops[0]))
+        if big is not None:
+            a = torch.abs(x)
+            e = torch.exp(a * 0.5)  # |x| / 2 is exact; e * e / 2 is within 3 ulps of e^|x| / 2
+            far = (e * 0.5) * e
+            if odd:
+                far = torch.copysign(far, x)
+            out = torch.where(a >= big, far, out)
+        return m.cast(m.mark(out, loops[-1], m.shape), m.dtype)
+
+    return adapter
+
+
+impl("numpy.sinh")(_hyperbolic(torch.sinh, np.sinh, odd=True))
+impl("numpy.cosh")(_hyperbolic(torch.cosh, np.cosh, odd=False))
+
+
 @impl("numpy.sqrt")
 def sqrt(m, x, dtype=None, **kw):
     # IEEE sqrt is correctly rounded, and NumPy's is; torch's CPU kernel (vectorised math
