@@ -106,6 +106,13 @@ CASES = [
 @pytest.mark.parametrize("dtype", [F32, np.float64])
 @pytest.mark.parametrize("fn,inputs", CASES, ids=[c[0].__name__ for c in CASES])
 def test_one_graph_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    cf = _every_path_in_one_graph(fn, inputs, dtype)
+    assert any(n.target is __import__("torch").where for n in cf.graphs[0].graph.nodes)
+
+
+def _every_path_in_one_graph(fn, inputs, dtype):
+    """``fn`` compiled with every branch converted, traced on the first input: one graph that gives
+    NumPy's values on all of them."""
     cf = leapp.compile(fn)
     assert cf.diagnostics == []
     assert cf.source.branches and all(b.converted for b in cf.source.branches)
@@ -113,7 +120,7 @@ def test_one_graph_takes_every_path_as_numpy_does(fn, inputs, dtype):
     for v in inputs:
         same(cf(v.astype(dtype)), fn(v.astype(dtype)), rtol=1e-6)
     assert len(cf.graphs) == 1  # every path through the same graph
-    assert any(n.target is __import__("torch").where for n in cf.graphs[0].graph.nodes)
+    return cf
 
 
 def test_the_else_writes_on_its_own_copy():
@@ -293,13 +300,7 @@ NESTED = [
 @pytest.mark.parametrize("dtype", [F32, np.float64])
 @pytest.mark.parametrize("fn,inputs", NESTED, ids=[c[0].__name__ for c in NESTED])
 def test_an_early_return_inside_a_branch_takes_every_path_as_numpy_does(fn, inputs, dtype):
-    cf = leapp.compile(fn)
-    assert cf.diagnostics == []
-    assert cf.source.branches and all(b.converted for b in cf.source.branches)
-    cf.trace(inputs[0].astype(dtype))
-    for v in inputs:
-        same(cf(v.astype(dtype)), fn(v.astype(dtype)), rtol=1e-6)
-    assert len(cf.graphs) == 1
+    _every_path_in_one_graph(fn, inputs, dtype)
 
 
 def test_the_nested_form_in_the_report_the_rewrite_and_onnx(tmp_path):
