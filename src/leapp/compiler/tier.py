@@ -177,9 +177,10 @@ def compile_fused(graph_module, example_inputs):
 
     try:
         return fused_process.compile_runner(graph_module, example_inputs), "in a separate process (AOTInductor)"
-    except fused_process.Unavailable as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever stopped it, this process can still compile
+        why = str(exc) if isinstance(exc, fused_process.Unavailable) else f"{type(exc).__name__}: {_first_line(exc)}"
         runner = backends.compile_runner(graph_module, example_inputs, "inductor")
-        return runner, f"in this process (the separate process could not: {exc})"
+        return runner, f"in this process (the separate process could not: {why})"
 
 
 def check_inputs(graph):
