@@ -217,3 +217,23 @@ def test_float16_sums_over_leading_axes_round_after_each_row_as_numpy_does():
         for got, want in zip(gots, wants, strict=True):
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+@leapp.compile
+def ufunc_power_of_scalars(x, e):
+    return np.power(x[0], e[0]), x[0] ** e[0]  # the ufunc (sqrt for 0.5), then NumPy's scalar math (C pow)
+
+
+def test_np_power_of_numpy_scalars_takes_the_ufuncs_sqrt_and_scalar_math_cs_pow():
+    # NumPy's ufunc takes sqrt for an exponent of 0.5 even between two NumPy scalars: -inf ** 0.5 is
+    # nan (C's pow: inf) and -0.0 ** 0.5 is -0.0; `**` between NumPy scalars is C's pow. The graph
+    # gave inf for the ufunc, silently (fuzz seed 117223)
+    e = np.array([0.5, 2.0])
+    ufunc_power_of_scalars(np.array([4.0, 1.0]), e)  # traced on ordinary values
+    for first in (-np.inf, -0.0, 9.0):
+        x = np.array([first, 1.0])
+        got, want = ufunc_power_of_scalars(x, e), ufunc_power_of_scalars.fn(x, e)
+        for g, w in zip(got, want, strict=True):
+            assert type(g) is type(w) and (np.isnan(g) == np.isnan(w)) and (np.isnan(w) or g == w)
+            assert np.isnan(w) or np.signbit(g) == np.signbit(w)
+    assert len(ufunc_power_of_scalars.graphs) == 1

@@ -680,10 +680,12 @@ def _scalar_power(self, other, reflected):
     if type(other) is not TracedNpArray:
         other = np.asarray(other, dtype=np.result_type(self.dtype, other))
     args = (other, self) if reflected else (self, other)
-    return record.record_call("numpy.power", _c_pow, args, {}, _loc())
+    # recorded with scalar_math=True: the numpy.power adapter lowers it as C's pow, where the
+    # ufunc (np.power(a, b), even of two NumPy scalars) takes sqrt for an exponent of 0.5
+    return record.record_call("numpy.power", _c_pow, args, {"scalar_math": True}, _loc())
 
 
-def _c_pow(a, b):
+def _c_pow(a, b, scalar_math=True):
     return a[()] ** b[()]  # two NumPy scalars: NumPy's scalar math
 
 

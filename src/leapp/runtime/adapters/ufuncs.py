@@ -402,14 +402,16 @@ def heaviside(m, x, h, dtype=None, **kw):
 def power(m, x, e, dtype=None, **kw):
     from . import generic_ufunc
 
+    scalar_math = kw.pop("scalar_math", False)
     out = generic_ufunc("numpy.power")(m, x, e, dtype=dtype, **kw)
     loops = loop_dtypes(m, np.power, (x, e), dtype)
     # NumPy's float32/float64 loop takes sqrt for an exponent of 0.5 it sees as a scalar (a 0-d
     # exponent, or a one-element one broadcast over more): sqrt(-inf) is nan and sqrt(-0.0) is -0.0
     # where pow gives inf and 0.0. torch.pow does that for a Python 0.5 only, not for a tensor.
-    # Only for an array base: a 0-d one is most often a NumPy scalar (a reduction's result), and
-    # scalar ** scalar is NumPy's scalar math, plain C pow.
-    if (loops[-1] in (np.float32, np.float64) and isinstance(e, torch.fx.Proxy) and m.ndim(x) >= 1
+    # The ufunc does so for any base, two NumPy scalars included (np.power(s, t)); ``s ** t``
+    # between NumPy scalars is NumPy's scalar math, plain C pow (traced.py records it with
+    # scalar_math=True).
+    if (loops[-1] in (np.float32, np.float64) and isinstance(e, torch.fx.Proxy) and not scalar_math
             and int(np.prod(m.shape_of(e))) == 1 and (m.ndim(e) == 0 or int(np.prod(m.shape)) > 1)):
         base = m.tensor(m.cast(x, loops[0]), loops[0])
         root = m.cast(m.mark(torch.sqrt(base), loops[-1], m.shape_of(x)), m.dtype)
