@@ -34,6 +34,10 @@ class _Converter(cst.CSTTransformer):
         self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
         self.pending: dict[int, str] = {}  # early returns merged at the later returns of their block
         self.arm_pending: dict[int, str] = {}  # those inside an arm of an if_returns (its _exits)
+        # every statement keyed by id above, held for the pass: a freed one's id could be reused by
+        # a statement of a later function, which would then merge that early return (seen: a
+        # `leapp rewrite` of a whole file merged another function's pending name)
+        self._held: list = []
         self.applied = 0
 
     def _site(self, node) -> str:
@@ -78,13 +82,15 @@ class _Converter(cst.CSTTransformer):
                 first = cst.Module([]).code_for_node(node).split("\n", 1)[0]
                 if "_leapp.early(" in first or "_leapp.arm_early(" in first:
                     where[id(node)] = next(held)
+                    self._held.append(node)
             return out
         if branch.nested and branch.construct == "if":
             # the arms' early returns, found by identity among their converted statements
             branch = _Pending(branch, self.arm_pending)
             out = statements.convert_if(updated, branch, sites)
-            self.pending[id(out.nodes[-2 - bool(branch.outputs) - len(branch.after)])] = \
-                statements.pending_name(branch)
+            holder = out.nodes[-2 - bool(branch.outputs) - len(branch.after)]
+            self.pending[id(holder)] = statements.pending_name(branch)
+            self._held.append(holder)
             return out
         return statements.convert_if(updated, branch, sites)
 
