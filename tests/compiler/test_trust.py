@@ -249,3 +249,71 @@ def test_lists_of_traced_items_as_operands_trace():
                                _dot_with_a_list_of_traced_items(t))
     a, b = np.array([0.1, 0.2, 0.3]), np.array([1.0, 0.0, 2.0])
     np.testing.assert_allclose(leapp.compile(_hstack_of_a_nested_dot)(a, b), _hstack_of_a_nested_dot(a, b))
+
+
+# --- the check's stacked run (compiler/check.py, _agrees_stacked) ---------------------------------
+# The check runs NumPy and the graph once on its inputs stacked along the rows every argument shares,
+# where NumPy treats rows apart (its rows of the example, stacked last, must be the traced outputs).
+
+
+
+@pytest.fixture
+def seen(monkeypatch):
+    """The first argument's shape in every NumPy run the check makes (loops.reference: what it runs)."""
+    from leapp.runtime import loops
+
+    shapes: list = []
+    real = loops.reference
+
+    def reference(cf):
+        fn = real(cf)
+
+        def run(*args, **kwargs):
+            shapes.append(args[0].shape)
+            return fn(*args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(loops, "reference", reference)
+    return shapes
+
+
+def _rowwise(x):
+    return np.tanh(x) * 2.0
+
+
+def _mixes_rows(x):
+    return x - x.mean(axis=0)
+
+
+def _converted_branch(x):
+    if x.max() > 1.0:
+        x = x / 2.0
+    return x
+
+
+def test_the_check_stacks_its_inputs_where_numpy_treats_rows_apart(seen):
+    cf = leapp.compile(_rowwise)
+    np.testing.assert_allclose(cf(X), _rowwise(X), rtol=1e-12)  # tanh: torch rounds within an ulp
+    assert seen == [(16, 16)]  # the three generated inputs and the example, 4 rows each: one run
+
+
+def test_a_function_that_mixes_rows_is_checked_one_input_at_a_time(seen):
+    # on the stack, x.mean(axis=0) is the stack's mean: the example's rows differ from its trace, so
+    # the stack does not stand for the inputs run alone (the zeros input's own mean is never taken)
+    cf = leapp.compile(_mixes_rows)
+    np.testing.assert_allclose(cf(X), _mixes_rows(X), rtol=1e-6, atol=1e-12)
+    assert seen == [(16, 16), X.shape, X.shape, X.shape]
+
+
+def test_a_converted_branch_is_checked_one_input_at_a_time(seen):
+    # the sides a converted test took are counted per input (cf.report()); a stack decides them together
+    cf = leapp.compile(_converted_branch)
+    np.testing.assert_array_equal(cf(X), _converted_branch(X))
+    assert seen and (16, 16) not in seen
+
+
+def test_a_value_frozen_from_one_row_is_refused_on_the_stack_too():
+    # one row: the frozen (1,) constant broadcasts over the stack, and still differs from NumPy's rows
+    with pytest.raises(ProblemsError, match=r"disagrees with NumPy on a generated input"):
+        leapp.compile(_buffer_first_column)(X[:1])
