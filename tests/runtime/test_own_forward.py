@@ -86,6 +86,10 @@ def test_a_graph_that_mixes_rows_is_checked_one_input_at_a_time(monkeypatch):
     cf = leapp.compile(centred)
     np.testing.assert_allclose(cf(X), centred(X))
     assert seen == [False] and cf._latest().checked == check.DEFAULT_SAMPLES  # checked, not refused
+    stacked = []
+    real_stacked = check._agrees_stacked
+    monkeypatch.setattr(check, "_agrees_stacked", lambda *a, **k: stacked.append(real_stacked(*a, **k)) or stacked[-1])
     cf = leapp.compile(scaled)
     np.testing.assert_array_equal(cf(X), scaled(X))
-    assert seen == [False, True]  # rows on their own: one stacked run
+    # rows on their own: NumPy and the graph each ran once on the stack (check.py, _agrees_stacked)
+    assert stacked == [True] and seen == [False]

@@ -97,13 +97,15 @@ def _zeros(a, rng):
 
 def run(cf, graph, args, kwargs, n) -> tuple[int, list[str]]:
     """Compare ``graph`` with ``cf.fn`` on ``n`` generated inputs: (inputs compared, problems)."""
-    tries = scalar_inputs.vary(generated(args, kwargs, n, seed=len(cf._graphs)), graph, len(cf._graphs))
-    tries += sides.both_sides(cf, args, kwargs, tries)  # inputs on the sides of converted tests not taken
     # one warnings/errstate context for every run (one per run was a tenth of the check's overhead)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        if _agrees_stacked(cf, graph, tries, args, kwargs):
-            return len(tries), []
+        if _agrees_stacked(cf, graph, args, kwargs, n, seed=len(cf._graphs)):
+            return n, []
+    tries = scalar_inputs.vary(generated(args, kwargs, n, seed=len(cf._graphs)), graph, len(cf._graphs))
+    tries += sides.both_sides(cf, args, kwargs, tries)  # inputs on the sides of converted tests not taken
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
         compared, other = _expected(cf, graph, tries)
         agrees = bool(compared) and other is None and _agrees(graph.node, compared)
         validation = None if agrees or other is not None or not compared else \
@@ -162,66 +164,53 @@ def _expected(cf, graph, tries):
     return compared, None
 
 
-def _agrees_stacked(cf, graph, tries, args, kwargs) -> bool:
-    """Whether the graph agrees with NumPy on the tries stacked along the leading axis that every
-    argument shares (a batch of rows), each run once on the stack: one NumPy run and one graph run
-    in place of one of each per try, most of the check's cost on a small batch.
+def _agrees_stacked(cf, graph, args, kwargs, n, seed) -> bool:
+    """Whether the graph agrees with NumPy on ``n`` inputs generated as ``generated`` makes them
+    (redrawn, negated, zeros, more redraws), stacked along the leading axis every argument shares
+    (a batch of rows), each run once on the stack: one NumPy run and one graph run in place of one
+    of each per input, most of the check's cost on a small batch.
 
     The example itself is the stack's last block, and NumPy's rows there must be the traced
     outputs: a function that mixes rows (a mean over the batch, a norm of the whole array) fails
     that, and so does one whose arguments share a first size by chance (a (3,) vector beside a
-    (3, 3) matrix), so the stack stands for the tries run alone only where NumPy treats rows apart.
-    Anything else (an argument that is not a plain array, a graph that fixes its batch size or
-    mixes rows, a converted branch whose sides are counted per try, a mismatch) returns False:
-    the tries then run one at a time, which also name what departs. A graph that froze a value
-    from the example cannot pass: its blocks would have to equal NumPy's for inputs it never saw."""
-    if len(tries) < 2 or _converts(cf):
+    (3, 3) matrix), so the stack stands for the inputs run alone only where NumPy treats rows
+    apart. Anything else (an argument that is not a plain array, a scalar input, a graph that
+    fixes its batch size or mixes rows, a converted branch, whose sides are counted per input, a
+    mismatch) returns False: the inputs then run one at a time, which also name what departs. A
+    graph that froze a value from the example cannot pass: its blocks would have to equal NumPy's
+    for inputs it never saw."""
+    if n < 2 or _converts(cf):
         return False
+    leaves = _block_leaves(args, kwargs)
+    if leaves is None:
+        return False
+    arrays = [(path, a) for path, a in leaves if type(a) is np.ndarray]
+    if not arrays or any(not a.ndim or a.shape[0] != arrays[0][1].shape[0] for _, a in arrays):
+        return False
+    rows = arrays[0][1].shape[0]
     node = graph.node
-    blocks = [*tries, (args, kwargs)]
-    layouts = []
-    rows = None
-    for t_args, t_kwargs in blocks:
-        leaves = _block_leaves(t_args, t_kwargs)
-        if leaves is None:
-            return False
-        layouts.append(leaves)
-    first = layouts[0]
-    for leaves in layouts:
-        if len(leaves) != len(first):
-            return False
-        for (path, value), (path0, value0) in zip(leaves, first, strict=True):
-            if path != path0:
-                return False
-            if type(value) is np.ndarray:
-                if type(value0) is not np.ndarray or not value.ndim or value.dtype != value0.dtype \
-                        or value.shape[1:] != value0.shape[1:] or (rows is not None and value.shape[0] != rows):
-                    return False
-                rows = value.shape[0]
-            elif not (type(value) is type(value0) and value == value0):  # noqa: E721 (exact types)
-                return False
-    if not rows:
-        return False
-    stacks = {path: [leaves[i][1] for leaves in layouts] for i, (path, value) in enumerate(first)
-              if type(value) is np.ndarray}
     by_name = {name: path for path, name in graph.traced.input_paths}
-    if set(by_name) != set(node.input_names) or any(by_name[n] not in stacks for n in node.input_names):
+    if not rows or set(by_name) != set(node.input_names):
         return False
-    total = rows * len(blocks)
+    rng = _seeded(seed)
+    stacks = {path: _stacked_values(a, n, rng) for path, a in arrays}
+    if any(by_name[name] not in stacks for name in node.input_names):
+        return False  # a scalar input
+    total = rows * (n + 1)
     try:
         run, _ = node.fx_forward()
-        tensors = [torch.from_numpy(np.concatenate(stacks[by_name[n]])) for n in node.input_names]
+        tensors = [torch.from_numpy(stacks[by_name[name]]) for name in node.input_names]
         with torch.no_grad():
             got = run(*tensors)
         # NumPy's run on arrays of its own: the graph's outputs may be views of its inputs
-        call_args, call_kwargs = replace_leaves(args, kwargs, {p: np.concatenate(v) for p, v in stacks.items()})
+        call_args, call_kwargs = replace_leaves(args, kwargs, {p: v.copy() for p, v in stacks.items()})
         result = loops.reference(cf)(*call_args, **call_kwargs)
-        spec, leaves = output_structure(align(result, graph.traced.output_spec))
+        spec, outputs = output_structure(align(result, graph.traced.output_spec))
         if spec != graph.traced.output_spec:
             return False
         traced = graph.traced.trace.output_values
         for key in node.output_names:
-            want, value = np.asarray(leaves[key]), got[key]
+            want, value = np.asarray(outputs[key]), got[key]
             if want.ndim == 0 or want.shape[0] != total or not isinstance(value, torch.Tensor) \
                     or not _close(want[total - rows:], traced[key], _RTOL, _ATOL) \
                     or not _close(tensor_to_numpy(value, node.output_dtypes[key]), want, _RTOL, _ATOL):
@@ -229,6 +218,28 @@ def _agrees_stacked(cf, graph, tries, args, kwargs) -> bool:
     except Exception:
         return False
     return True
+
+
+def _stacked_values(a, n, rng):
+    """``n`` generated values of the array ``a``, as ``generated`` makes them, then ``a`` itself,
+    stacked along the first axis: each written in place (no block made and then copied)."""
+    rows = a.shape[0]
+    out = np.empty((rows * (n + 1), *a.shape[1:]), a.dtype)
+    kind = a.dtype.kind
+    for i in range(n):
+        block = out[i * rows:(i + 1) * rows]
+        if i == 1 and kind == "b":
+            np.logical_not(a, out=block)
+        elif i == 1 and kind in "fci":
+            np.negative(a, out=block)  # an integer's minimum wraps, as _negated's does
+        elif i == 2 and kind in "biufc":
+            block[...] = 0
+        elif i == 2:
+            block[...] = a
+        else:
+            block[...] = samples.redrawn(a, rng)
+    out[n * rows:] = a
+    return out
 
 
 def _converts(cf) -> bool:

@@ -168,6 +168,14 @@ def perturb(value, rng):
     return map_arrays(value, lambda a: _redraw(a, rng))
 
 
+def redrawn(a, rng):
+    """The array ``a`` redrawn as ``perturb`` redraws it, in ``a``'s dtype or one that casts to it
+    exactly (a float64 draw for a float32 array: the caller's assignment casts, as astype would)."""
+    if a.dtype.kind == "f" and a.size:
+        return _uniform(a, rng)
+    return _redraw(a, rng)
+
+
 def _redraw(a, rng):
     if a.size == 0:
         return a.copy()
