@@ -27,6 +27,10 @@ def relu_scale(x):
     return {"y": np.maximum(x, 0.0) * 0.5 + 1.0, "z": np.minimum(x, 0.0)}
 
 
+def tripled(x):
+    return x * 3.0 + 1.0
+
+
 def chain(x):
     y = x * 1.5 - 0.25
     y = np.abs(y) * y + 2.0
@@ -221,6 +225,55 @@ def test_calls_never_wait_for_the_compile_and_threads_see_one_result(monkeypatch
     n = len(compiled_calls)
     caller(5)
     assert not errors and len(compiled_calls) == n + 5
+
+
+def test_hot_signatures_compile_one_at_a_time_and_a_dropped_one_never(monkeypatch, hot_after_5):
+    """Each fused compile is a process of several cores and ~400 MB: many hot functions (or a loop
+    compiling one function after another) queue for one slot instead of starting one each."""
+    import gc
+
+    release, running, most, compiled = threading.Event(), [0], [0], []
+    lock = threading.Lock()
+
+    def held(graph_module, example_inputs):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            assert release.wait(60)
+            compiled.append(graph_module)
+            return graph_module, "in a test"
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(tier, "compile_fused", held)
+    monkeypatch.setattr(tier, "measure", lambda fx, fused, tensors: (2.0, 1.0))
+    monkeypatch.setattr(tier, "_POLL_S", 0.02)
+    first, second = leapp.compile(relu_scale, tier="auto"), leapp.compile(chain, tier="auto")
+    dropped = leapp.compile(tripled, tier="auto")
+    try:
+        for cf in (first, second, dropped):
+            for _ in range(6):
+                cf(X)
+        for _ in range(100):  # the first to take the slot holds it until released
+            if running[0]:
+                break
+            threading.Event().wait(0.01)
+        queued = [cf for cf in (first, second, dropped) if "waits for another signature's" in cf.format_report()]
+        assert running[0] == 1 and len(queued) == 2
+        waiting_for_nothing = dropped in queued
+        del cf, queued
+        if waiting_for_nothing:
+            del dropped
+            gc.collect()  # a graph and its tier refer to each other
+    finally:
+        release.set()  # the slot is the process's: a failure here must not hold it for the next test
+    assert first.wait_for_tier(timeout=60) and second.wait_for_tier(timeout=60)
+    assert first.backends == ["inductor"] and second.backends == ["inductor"]
+    assert most[0] == 1
+    threading.Event().wait(0.2)  # a queued thread of the dropped function would have taken the slot by now
+    assert len(compiled) == (2 if waiting_for_nothing else 3)
 
 
 def test_only_numpy_calls_count_and_tier_fx_never_compiles(monkeypatch, hot_after_5):

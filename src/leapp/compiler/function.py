@@ -403,7 +403,14 @@ class CompiledFunction(Generic[P, R]):
         self._differential_check(graph, args, kwargs)
         graph.guards = guards_mod.build(self.fn, graph.traced.trace, args, kwargs,
                                         list(self._signature.parameters) if self._signature else [])
-        self._graphs[graph.key] = graph  # with the values of scalars the trace found it must fix
+        # with the values of scalars the trace found it must fix; where another thread traced the
+        # same signature meanwhile, its graph serves both: one graph (and one tier) per signature
+        # (a graph stored under the key whose frozen state changed since is replaced, as before)
+        winner = self._graphs.setdefault(graph.key, graph)
+        if winner is not graph:
+            if winner.guards is None or winner.guards.changed() is None:
+                return winner
+            self._graphs[graph.key] = graph
         if validate:
             rng = np.random.default_rng(len(self._graphs))
             np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,12 @@ HOT_CALLS = 50  # NumPy calls of one signature before it compiles
 HOT_SECONDS = 0.020  # or this much time spent in them, whichever comes first
 FASTER = 0.95  # swapped in only below this fraction of the FX graph's time (noise is not a gain)
 ENV = "LEAPP_TIER"
+# Fused compiles at once in this process. Each is a process of its own that uses several cores and
+# ~400 MB for tens of seconds: a program with many hot functions (or a loop compiling one function
+# after another) queues them, one at a time, instead of starting one per function.
+SLOTS = 1
+_slots = threading.BoundedSemaphore(SLOTS)
+_POLL_S = 0.25  # how often a queued compile looks whether its function is still alive
 
 
 def resolve(tier, backend, name) -> tuple[str, str]:
@@ -88,6 +95,7 @@ class Tier:
         self.where = None  # which process compiled the fused code, and why not the separate one
         self.timing: Any = None  # (FX seconds, fused seconds) per call on the traced sample
         self.n_checked = 0
+        self.queued = False  # hot, waiting for another signature's compile to end
         self._lock = threading.Lock()
         self._done = threading.Event()
 
@@ -107,7 +115,12 @@ class Tier:
             self.watching = False
             self.state = "compiling"
             self.hot_at = self.calls
-        thread = threading.Thread(target=self._promote, name=f"leapp-tier {self.graph.node.name}", daemon=True)
+            # a free slot is taken here, so that the report says at once whether it waits; the
+            # thread holds the tier weakly while it waits for one: a function dropped meanwhile
+            # (its graphs collected) is never compiled, and its queue entry ends
+            self.queued = not _slots.acquire(blocking=False)
+        thread = threading.Thread(target=_when_free, args=(weakref.ref(self), not self.queued),
+                                  name=f"leapp-tier {self.graph.node.name}", daemon=True)
         thread.start()
 
     def wait(self, timeout=None) -> bool:
@@ -159,6 +172,9 @@ class Tier:
         if self.state == "cold":
             return (f"tier: fx (auto; {self.calls} NumPy call(s), {self.seconds * 1e3:.1f} ms so far; "
                     f"compiles fused code in a separate process after {limits})")
+        if self.state == "compiling" and self.queued:
+            return (f"tier: fx, hot at call {self.hot_at}; its fused compile waits for another "
+                    f"signature's to end ({SLOTS} at a time)")
         if self.state == "compiling":
             return f"tier: fx, compiling fused code in the background since call {self.hot_at}"
         if self.state == "inductor":
@@ -167,6 +183,22 @@ class Tier:
                     f"call path, {self.where}; equal to the FX graph on {self.n_checked} input(s); {fused_s / fx_s:.2f}x "
                     f"its time a call on the traced sample)")
         return f"tier: fx (auto, hot at call {self.hot_at}; inductor not used: {self.reason})"
+
+
+def _when_free(ref, holding):
+    """A hot tier's compile, once a slot is free (``holding``: taken already), if its tier still
+    exists then."""
+    while not holding and not _slots.acquire(timeout=_POLL_S):
+        if ref() is None:
+            return
+    try:
+        tier = ref()
+        if tier is None:
+            return
+        tier.queued = False
+        tier._promote()
+    finally:
+        _slots.release()
 
 
 def compile_fused(graph_module, example_inputs):
