@@ -317,3 +317,60 @@ def test_a_value_frozen_from_one_row_is_refused_on_the_stack_too():
     # one row: the frozen (1,) constant broadcasts over the stack, and still differs from NumPy's rows
     with pytest.raises(ProblemsError, match=r"disagrees with NumPy on a generated input"):
         leapp.compile(_buffer_first_column)(X[:1])
+
+
+# --- C code given data the static pass could not type --------------------------------------------
+# The rewriter routes a call into other code through leapp's foreign dispatcher when its operands may
+# carry traced data; there the refusal names the user's call. Values it once missed: a closure's
+# result used in arithmetic, an object parameter's method, a dict input's value, and a table indexed
+# with one. Each was refused anyway (the buffer guard holds whatever the mechanism), but named at
+# the function's `def` with "leapp lint did not flag ... (a gap in lint; please report it)".
+
+TABLE = np.array([2.5, 1.5, -0.5, 0.25])
+
+
+def _closure_result(x):
+    gain = 2.0
+
+    def scaled(v):
+        return v * gain + 1.0
+    z = scaled(x)
+    return ndi.median_filter(z * 1.0, size=2)  # the call
+
+
+def _object_method(x, obj):
+    z = obj.scale(x)
+    return ndi.median_filter(z, size=2)  # the call
+
+
+def _dict_value(obs):
+    velocity = obs["observation.velocity"]
+    return {"action": ndi.gaussian_filter1d(velocity * 1.0, 1.5)}  # the call
+
+
+def _table_lookup(obs):
+    i = obs["task.index"].clip(0, 3)
+    return ndi.gaussian_filter1d(TABLE[i] * 1.0, 1.5)  # the call
+
+
+class _Scaler:
+    def scale(self, v):
+        return v * 3.0
+
+
+@pytest.mark.parametrize("fn, args", [
+    (_closure_result, (X,)),
+    (_object_method, (X, _Scaler())),
+    (_dict_value, ({"observation.velocity": X},)),
+    (_table_lookup, ({"task.index": np.array([0, 3, 1, 2, 2])},)),
+])
+def test_c_code_is_refused_at_the_users_call_whatever_the_static_pass_typed(fn, args):
+    import inspect
+
+    lines, first = inspect.getsourcelines(fn)
+    call = first + next(i for i, text in enumerate(lines) if "# the call" in text)
+    with pytest.raises(ProblemsError) as caught:
+        leapp.compile(fn)(*args)
+    text = str(caught.value)
+    assert f"test_trust.py:{call}:" in text.splitlines()[1], text
+    assert "lint did not flag" not in text and "a gap in lint" not in text, text

@@ -278,8 +278,25 @@ class Facts:
             return e.id in self.state.foreign
         if isinstance(e, ast.Call):
             return self.foreign_call(e)
-        if isinstance(e, (ast.Attribute, ast.Subscript)):
+        if isinstance(e, ast.Subscript):
+            # obs["observation.state"] of a dict input: is_array leaves a mapping's values untyped,
+            # and the runtime traces them all the same
+            # and a table indexed with such a value (TABLE[i]) is traced data too
+            return self.is_foreign(e.value) or self.is_array(e.value) or self.is_foreign(e.slice)
+        if isinstance(e, (ast.Attribute, ast.NamedExpr, ast.Starred)):
             return self.is_foreign(e.value)
+        # arithmetic on it, or a container holding it, is still what the other code computed
+        # (``f(z * 1.0)`` after ``z = helper(x)``: the call is given array data all the same)
+        if isinstance(e, ast.BinOp):
+            return self.is_foreign(e.left) or self.is_foreign(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return self.is_foreign(e.operand)
+        if isinstance(e, ast.IfExp):
+            return self.is_foreign(e.body) or self.is_foreign(e.orelse)
+        if isinstance(e, (ast.List, ast.Tuple, ast.Set)):
+            return any(self.is_foreign(v) for v in e.elts)
+        if isinstance(e, ast.Dict):
+            return any(v is not None and self.is_foreign(v) for v in e.values)
         return False
 
     def foreign_call(self, call: ast.Call) -> bool:
@@ -295,8 +312,8 @@ class Facts:
         f = call.func
         if isinstance(f, ast.Name) and f.id in _BUILTINS and self.scope.is_builtin(f.id):
             return False
-        if isinstance(f, ast.Attribute) and self.is_array(f.value):
-            return False
+        if isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.is_array(f.value):
+            return False  # an array's own method (a parameter with any other method is an object)
         operands = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
         operands += [k.value for k in call.keywords]
         if any(self.is_array(a) or self.is_foreign(a) for a in operands):

@@ -108,12 +108,18 @@ def _written_unseen(trace, arr, node, loc, call):
     """A traced array made as a constant (np.zeros(...) in a library) whose memory was written since
     by code no hook saw: a library's compiled routine filling its output buffer. The graph would
     use the zeros; NumPy used what was written."""
+    # an output's location is the function's `def`: what returns it is said instead
+    used = f"it was returned as {call}" if call.startswith("output ") else f"{call} at {format_loc(loc)} used it"
     message = (f"the array made at {format_loc(node.loc)} was written by code leapp does not see (C "
                f"code filling a buffer through its memory, as scipy.ndimage's filters do) before "
-               f"{call} at {format_loc(loc)} used it; what was written is frozen into the graph as "
+               f"{used}; what was written is frozen into the graph as "
                f"a constant and will be wrong for other inputs. Use NumPy functions leapp traces, or "
                f"call that code outside the compiled function")
-    report(trace, "frozen", call, loc, message, EscapeError, EscapeWarning, origin=node.loc)
+    # named at the user's line that called the code which made the buffer, when known: that call is
+    # what to move out (where it is used may be the function's `def`, for an output)
+    made = node.loc
+    at = made[:4] if isinstance(made, tuple) and len(made) > 4 and made[4] is not None else loc
+    report(trace, "frozen", call, at, message, EscapeError, EscapeWarning, origin=node.loc)
     return trace.const(np.array(_plain_view(arr, np.ndarray), copy=True), loc,
                        origin=("a write leapp did not see", node.loc))
 
