@@ -146,6 +146,10 @@ def cross(m, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def norm(m, x, ord=None, axis=None, keepdims=False):
     t = m.tensor(x, m.dtype)
     nd = m.ndim(x)
+    if np.dtype(m.dtype) == np.float16:
+        half = _half_norm(m, x, t, nd, ord, axis, keepdims)
+        if half is not None:
+            return half
     if axis is None and (ord is None or nd == 1):
         flat = t.reshape(-1)
         out = torch.linalg.vector_norm(flat, 2 if ord is None else ord)
@@ -158,3 +162,24 @@ def norm(m, x, ord=None, axis=None, keepdims=False):
     if ord is None or ord == "fro":
         return torch.sqrt(torch.sum(t * t, dim=dims, keepdim=bool(keepdims)))
     return torch.linalg.matrix_norm(t, ord, dim=dims, keepdim=bool(keepdims))
+
+
+def _half_norm(m, x, t, nd, ord, axis, keepdims):
+    """NumPy's float16 2-norms, step by step (numpy/linalg/_linalg.py): the sum of squares is
+    rounded to float16 before its square root, and along an axis the squares are float16 products,
+    so both overflow to inf past 65504 (a norm above 256). torch.linalg.vector_norm works in float32
+    and rounds once: 300 where NumPy has inf (and 0 after dividing by it). None: not one of these."""
+    if axis is None and (ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1)):
+        flat = t.reshape(-1).to(torch.float32)
+        sq = torch.sum(flat * flat).to(torch.float16)  # x.dot(x): float32 products and sum, rounded once
+        out = torch.sqrt(sq)
+        return out.reshape((1,) * nd) if keepdims else out
+    if axis is None or nd == 0:
+        return None
+    dims = norm_axes(axis, nd)
+    if not ((len(dims) == 1 and ord in (None, 2)) or (len(dims) == 2 and ord in (None, "fro", "f"))):
+        return None
+    from .reductions import reduce_with
+
+    squares = m.mark(t * t, np.float16, m.shape_of(x))  # float16 products, as x.conj() * x
+    return torch.sqrt(reduce_with(m, "sum", squares, tuple(dims), keepdims))
