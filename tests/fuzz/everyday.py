@@ -19,8 +19,10 @@ sample and on fresh inputs (negative integers, zeros, NaN and infinities where
 the program sanitises them or propagates them), and returns an ``Outcome``:
 
 - ``exact``: values and dtypes equal NumPy's at the program's float precision;
-- ``refused``: the program does something untraceable on purpose (a branch on
-  an array, ``float()`` of a traced value) and leapp refused it naming that line;
+- ``refused``: the program does something untraceable on purpose (a loop on
+  an array, ``float()`` of a traced value, and issue 17's holes: C code filling
+  a buffer, the buffer protocol, state left on an object, a size from data read
+  into Python) and leapp refused it naming that line (and only lines from there on);
 - ``false_refusal``: leapp refused traceable code, or raised ``InternalError``
   ("a leapp bug"), or crashed;
 - ``ill_conditioned``: values differ, but NumPy's own result moves as much when the
@@ -79,6 +81,9 @@ class Program:
     constructs: set = field(default_factory=set)
     refuse_line: int | None = None  # the line leapp must name, for a deliberately untraceable program
     precision: str = "float64"
+    # the planted block's first line: a refusal may also name its other lines and the lines after it
+    # that use what it made (a buffer C code filled is named where it is used), never a line before
+    refuse_first: int | None = None
 
 
 @dataclass
@@ -159,6 +164,7 @@ class _Gen:
         self.constructs = set()
         self.counter = 0
         self.refuse_line = None
+        self.refuse_first = None
         self.self_ns = types.SimpleNamespace()
 
     # names and bookkeeping
@@ -633,6 +639,14 @@ def _arith(g):
     return g.run([f"{name} = {expr}"], name, construct="arith")
 
 
+# Issue 17's holes, each planted where a program of any style may have it: C code in another
+# library filling a buffer (scipy.ndimage) or returning arrays leapp never recorded (the buffer
+# protocol), state written on an object that outlives the call, a size that came from data read
+# into Python, and a loop over a data-dependent number of elements. Guards that hold whatever the
+# mechanism must refuse each, naming its line.
+_HOLES = ("c_filter", "buffer", "state", "size", "size_loop")
+
+
 def _untraceable(g):
     """Deliberately untraceable: leapp must refuse it naming this line."""
     x = g.pick("float")
@@ -640,22 +654,45 @@ def _untraceable(g):
         return False
     r = g.rnd
     name = g.fresh("u")
-    kind = r.choice(["if", "float", "tolist", "item"])
+    kind = r.choice(["if", "float", "tolist", "item", *_HOLES])
+    header: tuple = ()
+    named = 0  # the line of ``lines`` leapp must name
     if kind == "if":
         # a loop on data (an `if` on data with pure branches is converted to a select, exactly)
         lines = [f"{name} = {x} * 1.0", f"while {name}.mean() > 0:", f"    {name} = {name} - 1.0"]
+        named = 1
     elif kind == "float":
         lines = [f"{name} = {x} / (float(np.abs({x}).max()) + 1.0)"]
     elif kind == "tolist":
         lines = [f"{name} = np.array(np.ravel({x}).tolist())"]
-    else:
+    elif kind == "item":
         lines = [f"{name} = {x} * np.ravel({x})[0].item()"] if np.size(g.value(x)) else None
+    elif kind == "c_filter":
+        if not np.ndim(g.value(x)):
+            return False
+        header = ("import scipy.ndimage",)
+        call = r.choice(["gaussian_filter1d({x}, 1.5)", "uniform_filter1d({x}, 3)",
+                         "median_filter({x}, size=2)"]).format(x=f"{x} * 1.0")
+        lines = [f"{name} = scipy.ndimage.{call}"]
+    elif kind == "buffer":
+        lines = [f"{name} = np.array(memoryview(np.ascontiguousarray({x}))) * 2.0"]
+    elif kind == "state":
+        header = ("class _Last:\n    value = None\n\n\nLAST = _Last()",)
+        lines = [f"{name} = {x} * 2.0", f"LAST.value = {name}"]
+        named = 1
+    elif kind == "size":
+        lines = [f"{name} = {x} / (len(np.ravel({x})[np.ravel({x}) > 0]) + 1)"]
+    else:
+        lines = [f"{name} = {x} * 1.0", f"for _ in np.flatnonzero(np.ravel({x}) > 0):",
+                 f"    {name} = {name} + 1.0"]
+        named = 1
     if not lines:
         return False
     at = len(g.body)
-    if not g.run(lines, name, construct="untraceable_" + kind):
+    if not g.run(lines, name, construct="untraceable_" + kind, header=header):
         return False
-    g.refuse_line = at + (kind == "if")  # an index into the body, turned into a file line when rendering
+    g.refuse_line = at + named  # an index into the body, turned into a file line when rendering
+    g.refuse_first = at
     return True
 
 
@@ -782,11 +819,12 @@ def _render(g, ret):
         lines += ["    return preprocess", "", "",
                   f"preprocess = make_preprocess({', '.join(src for _, src in g.stats)})"]
     refuse_line = None if g.refuse_line is None else first_body + g.refuse_line
+    refuse_first = None if g.refuse_first is None else first_body + g.refuse_first
     floats = [np.asarray(v).dtype for k, v in g.scope.items()
               if isinstance(v, np.ndarray | np.generic) and np.asarray(v).dtype.kind == "f"]
     precision = min(floats, key=lambda d: d.itemsize).name if floats else "float64"
     return Program(g.seed, "\n".join(lines) + "\n", entry, g.params, g.leaves, set(g.constructs), refuse_line,
-                   precision)
+                   precision, refuse_first)
 
 
 # --- checking ---------------------------------------------------------------------------------
@@ -1044,7 +1082,8 @@ def _check(program, path, n_fresh, constructs, bits=False):
                 text = f"{type(exc).__name__}: {exc}"
                 # a correct refusal names the untraceable line, and only that line
                 named = {int(n) for n in re.findall(re.escape(f"{path}.py:") + r"(\d+)", str(exc))}
-                if program.refuse_line is not None and named == {program.refuse_line}:
+                if program.refuse_line is not None and program.refuse_line in named \
+                        and min(named) >= program.refuse_first:
                     return Outcome("refused", text, constructs)
                 return Outcome("false_refusal", text, constructs)
             except Exception as exc:  # leapp crashed on valid NumPy
@@ -1055,7 +1094,10 @@ def _check(program, path, n_fresh, constructs, bits=False):
                         and "does not reproduce the traced sample" not in str(w.message)]
             if internal:
                 return Outcome("mismatch", f"LeappInternalWarning: {internal[0]}", constructs)
-            if program.refuse_line is not None:
+            # the buffer protocol: no hook sees it, and the default check refuses the graph only where
+            # it differs from NumPy (a value the program made constant, as `v[0] = 0` of a one-row
+            # `v` does, is exact): judged by the values below
+            if program.refuse_line is not None and "untraceable_buffer" not in program.constructs:
                 return Outcome("mismatch", f"untraceable line {program.refuse_line} compiled silently", constructs)
             why = (compare_bits if bits else compare)(got, want, program.precision)
             if why is not None:
