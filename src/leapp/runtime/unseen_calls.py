@@ -1,0 +1,279 @@
+"""Calls that take traced data and give back plain arrays, at any depth of library code.
+
+C code reads a traced array's memory with no hook to tell leapp: a LAPACK routine wrapped by f2py
+(``scipy.linalg``'s ``gesdd``), a C extension, NumPy's own C ``asarray`` inside a Python function
+that is not dispatched (``np.asarray_chkfinite``, which scipy's ``_asarray_validated`` calls). What
+such code returns is a plain array computed from the inputs; where it meets traced data it becomes a
+constant of the graph, right for the traced sample only. The rewritten call (``_leapp.foreign``)
+checks what the library function the user called returns, not what the library's own calls return
+inside it (``scipy.linalg.pinv(a) @ a`` in a library gives a traced result holding a frozen
+``pinv``), and the seed API routes no call at all.
+
+So while a seed-API trace is open in a thread, and while a compiled function's call into other
+code runs (``_leapp.foreign``: the compiled function's own code is rewritten and checks its calls),
+a profile function (``sys.setprofile``, that thread only) watches every Python function outside
+leapp that is called from code outside leapp, NumPy and torch: one given traced data computed from the inputs (an argument, or an item of a list, tuple or
+dict argument) that returns a plain ``ndarray`` (on its own, or in a tuple, list or dict) is
+reported at the line that called it (``UntracedCallError``; a warning in the seed API) when it
+views a traced array's memory (NumPy's C ``asarray`` inside ``np.asarray_chkfinite`` dropped the
+subclass), or when it is a new array and the call was given no plain array to compute it from.
+Not reported: what a call given plain arrays too returns that views none (``predict(x, P, F, Q)``
+returns the new covariance, computed from the plain ``P``, ``F`` and ``Q``; ``vg``'s
+``broadcast_and_tile`` tiles its plain argument), a module constant of the callee (or a view of
+one), NumPy scalars (a tolerance such as ``np.finfo(x.dtype).eps``), generators. So C code handed
+a traced array together with plain ones (an f2py routine called directly with both) is left to the
+differential check.
+Inside, each watched function's innermost report is kept: the outer functions that hand the same
+plain value on are not reported again.
+
+C code also *writes* into traced buffers unseen (``scipy.linalg.expm`` copies the matrix into a
+scratch array with a traced write, then its compiled Pade step overwrites that array in place):
+the graph keeps the value leapp recorded, NumPy goes on with what C wrote. So a traced array's
+memory is kept after each recorded write into it (``written``) and, for a watched call, the memory
+of the traced arrays it was given; when a watched call returns, an array whose memory differs
+while leapp recorded no write since was written by code leapp cannot see: reported at the line
+that called the function (the array's size is limited to ``SNAPSHOT_BYTES``; larger ones are not
+compared).
+
+A profile function installed by someone else (``cProfile``) is left in place, and this guard is
+off in that thread while it is; the default differential check still runs. The profile function
+makes the code it watches (and leapp's hooks under it) trace about 3x slower on Python 3.11.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import UntracedCallError, UntracedCallWarning
+from . import record, state
+from .ir import _PKG_DIR, _is_internal
+
+_ndarray = np.ndarray
+_NOT_A_CALL = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+_VARARGS, _VARKEYWORDS = 0x04, 0x08
+_EXAMPLES = _PKG_DIR + "/examples"
+
+SNAPSHOT_BYTES = 1 << 20
+_callee: dict = {}  # id(code) -> (code, whether calls of it are watched)
+_pending: dict = {}  # id(frame) -> (frame, ids of its plain arguments) for watched calls given traced data
+_reported: set = set()  # id(frame) of calls whose result was reported, while their callers run
+_memory: dict = {}  # id(root) -> (weakref to a traced root array, its write version, its bytes then, where)
+
+
+def _watched(code) -> bool:
+    hit = _callee.get(id(code))
+    if hit is None:
+        if len(_callee) >= 16384:
+            _callee.clear()
+        name = code.co_filename
+        ours = name.startswith(_PKG_DIR) and not name.startswith(_EXAMPLES)
+        skip = ours or bool(code.co_flags & _NOT_A_CALL) or name.startswith("<__array_function__") \
+            or (_is_internal(code) and "numpy" not in name)  # torch: not NumPy's Python functions
+        hit = _callee[id(code)] = (code, not skip)
+    return hit[1]
+
+
+def _profile(frame, event, arg, _local=state.local, _finalizing=sys.is_finalizing):
+    trace = _local.trace
+    if trace is None or _finalizing():  # a seed trace left open at exit: module globals are going
+        return
+    if event == "call":
+        if not _watched(frame.f_code):
+            return
+        back = frame.f_back
+        if back is None or _is_internal(back.f_code):
+            return  # called by leapp (a rewritten call checks its own result), NumPy or torch
+        args = _arguments(frame)
+        if args and _traced_data(trace, args):
+            _pending[id(frame)] = (frame, {id(a) for a in args if type(a) is _ndarray})
+            for a in args:
+                if isinstance(a, record._TracedNpArray):
+                    _keep(a._lp_root if a._lp_parent is not None else a, None)
+    elif event == "return" and _pending:
+        entry = _pending.pop(id(frame), None)
+        if entry is not None:
+            _returned(frame, entry[1], arg)
+
+
+def _arguments(frame) -> list:
+    code = frame.f_code
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & _VARARGS) + bool(code.co_flags & _VARKEYWORDS)
+    if not n:
+        return []
+    values = frame.f_locals
+    out = []
+    for name in code.co_varnames[:n]:
+        v = values.get(name)
+        if isinstance(v, dict):
+            out.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            out.extend(v)
+        else:
+            out.append(v)
+    return out
+
+
+def _traced_data(trace, values) -> bool:
+    from . import constness, record
+
+    return any(isinstance(v, record._TracedNpArray) or isinstance(v, (list, tuple)) and v
+               for v in values) and constness.any_data(trace, values)
+
+
+def _plain_results(value) -> list:
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if type(v) is _ndarray]
+    if isinstance(value, dict):
+        return [v for v in value.values() if type(v) is _ndarray]
+    return [value] if type(value) is _ndarray else []
+
+
+def _bases(a):
+    while a is not None:
+        yield a
+        a = a.base if isinstance(a, _ndarray) else None
+
+
+def written(root, loc) -> None:
+    """leapp recorded a write into the traced array ``root``: what its memory holds now is the graph's."""
+    if sys.getprofile() is _profile:
+        _keep(root, loc)
+
+
+def _keep(root, loc) -> None:
+    if root.nbytes > SNAPSHOT_BYTES or root._lp_node is None:
+        return
+    held = _memory.get(id(root))
+    if held is not None and held[0]() is root and held[1] == root._lp_version:
+        return  # kept at this version already
+    _memory[id(root)] = (weakref.ref(root), root._lp_version, _ndarray.tobytes(root),
+                         loc if loc is not None else held[3] if held is not None else None)
+
+
+def _written_unseen(frame, caller) -> None:
+    """Report each kept array whose memory changed with no write recorded since."""
+    for key, (ref, version, before, loc) in list(_memory.items()):
+        root = ref()
+        if root is None:
+            del _memory[key]
+            continue
+        if root._lp_version != version or _ndarray.tobytes(root) == before:
+            continue
+        del _memory[key]
+        trace = state.local.trace
+        if trace is not None:
+            _report_write(trace, frame, caller, root, loc)
+
+
+def _from_traced(a, plain_args, frame) -> bool:
+    """Whether the plain array ``a`` a watched call returned holds values computed from its traced
+    arguments: it views a traced array's memory (NumPy's C ``asarray`` dropped the subclass), or
+    it is a new array and the call was given no plain array it could have been computed from."""
+    bases = list(_bases(a))
+    if any(isinstance(b, record._TracedNpArray) for b in bases):
+        return True
+    if plain_args:
+        return False  # a Kalman filter's covariance, computed from the plain matrices it was given
+    constants = {id(v) for v in frame.f_globals.values() if type(v) is _ndarray}
+    return not any(id(b) in constants for b in bases)  # a module constant of the callee's
+
+
+def _returned(frame, plain_args, value):
+    caller = frame.f_back
+    if _memory and caller is not None:
+        _written_unseen(frame, caller)
+    if id(frame) in _reported:
+        _reported.discard(id(frame))
+        return  # a call inside it was reported: the plain value it hands on is that call's
+    plain = _plain_results(value)
+    if not plain or not any(_from_traced(a, plain_args, frame) for a in plain):
+        return
+    trace = state.local.trace
+    if trace is None or caller is None:
+        return
+    outer = caller
+    while outer is not None:  # the watched calls it ran inside are not reported again
+        if id(outer) in _pending:
+            _reported.add(id(outer))
+        outer = outer.f_back
+    _report(trace, frame, caller)
+
+
+def _report(trace, frame, caller):
+    from . import record, where
+
+    loc = _caller_loc(caller)
+    name = _name(frame)
+    message = (f"{name} at {record.format_loc(loc)}{where.callers(loc)} was given traced data and "
+               f"returned a plain NumPy array: code leapp cannot see read the traced array's memory (C "
+               f"code: a LAPACK or f2py wrapper, a C extension, NumPy's own asarray inside a Python "
+               f"function), so what it computed from the inputs would be frozen into the graph as a "
+               f"constant, wrong for other inputs. Use NumPy functions leapp traces, or call it "
+               f"outside the traced code and pass the result in as an input")
+    record.report(trace, "untraced", name, loc, message, UntracedCallError, UntracedCallWarning, chain=False)
+
+
+def _name(frame) -> str:
+    module = frame.f_globals.get("__name__")
+    qualname = frame.f_code.co_qualname
+    return f"{module}.{qualname}" if module else qualname
+
+
+def _caller_loc(caller):
+    return (caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, None)
+
+
+def _report_write(trace, frame, caller, root, written_at):
+    from . import record, where
+
+    loc = _caller_loc(caller)
+    node = root._lp_node
+    if written_at is not None:
+        made = f"last written by leapp at {record.format_loc(written_at)}"
+    elif node is not None and node.loc is not None:
+        made = f"computed at {record.format_loc(node.loc)}"
+    else:
+        made = "a traced input"
+    name = _name(frame)
+    message = (f"{name} at {record.format_loc(loc)}{where.callers(loc)} changed the memory of a traced "
+               f"array ({made}, shape {root.shape}) with no write leapp could see: C code in it "
+               f"(a compiled routine working in place, an f2py wrapper with overwrite_a) wrote into the "
+               f"traced buffer, so the graph keeps the value leapp recorded while NumPy goes on with what "
+               f"C wrote, wrong for every input. Use NumPy functions leapp traces, or call it outside "
+               f"the traced code and pass the result in as an input")
+    record.report(trace, "frozen", name, loc, message, UntracedCallError, UntracedCallWarning, chain=False)
+
+
+def watch() -> bool:
+    """Watch calls in this thread (a profiler someone else set stays); whether this call started it."""
+    if sys.getprofile() is None:
+        sys.setprofile(_profile)
+        return True
+    return False
+
+
+def unwatch() -> None:
+    """Stop watching in this thread (the trace closed); leaves another profiler alone."""
+    if sys.getprofile() is _profile:
+        sys.setprofile(None)
+    _pending.clear()
+    _reported.clear()
+    _memory.clear()
+
+
+@contextmanager
+def watching():
+    """Calls are watched inside the block (a library call from rewritten code, ``_leapp.foreign``):
+    a compiled function's own code is rewritten and checks its calls itself, so only the library
+    code it calls pays for the profile function."""
+    started = watch()
+    try:
+        yield
+    finally:
+        if started:
+            unwatch()
