@@ -57,11 +57,13 @@ _NOT_A_CALL = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENE
 _VARARGS, _VARKEYWORDS = 0x04, 0x08
 _EXAMPLES = _PKG_DIR + "/examples"
 
-SNAPSHOT_BYTES = 1 << 20
+SNAPSHOT_BYTES = 1 << 16  # copied at every recorded write into the array: a loop of writes pays it each time
 _callee: dict = {}  # id(code) -> (code, whether calls of it are watched)
 _pending: dict = {}  # id(frame) -> (frame, ids of its plain arguments) for watched calls given traced data
 _reported: set = set()  # id(frame) of calls whose result was reported, while their callers run
-_memory: dict = {}  # id(root) -> (weakref to a traced root array, its write version, its bytes then, where)
+_memory: dict = {}  # id(root) -> (weakref to a traced root array, its write version, its bytes then, where,
+# its seq), oldest first
+_seq = 0
 
 
 def _watched(code) -> bool:
@@ -89,14 +91,14 @@ def _profile(frame, event, arg, _local=state.local, _finalizing=sys.is_finalizin
             return  # called by leapp (a rewritten call checks its own result), NumPy or torch
         args = _arguments(frame)
         if args and _traced_data(trace, args):
-            _pending[id(frame)] = (frame, {id(a) for a in args if type(a) is _ndarray})
+            _pending[id(frame)] = (frame, {id(a) for a in args if type(a) is _ndarray}, _seq + 1)
             for a in args:
                 if isinstance(a, record._TracedNpArray):
                     _keep(a._lp_root if a._lp_parent is not None else a, None)
     elif event == "return" and _pending:
         entry = _pending.pop(id(frame), None)
         if entry is not None:
-            _returned(frame, entry[1], arg)
+            _returned(frame, entry[1], entry[2], arg)
 
 
 def _arguments(frame) -> list:
@@ -106,7 +108,7 @@ def _arguments(frame) -> list:
     if not n:
         return []
     values = frame.f_locals
-    out = []
+    out: list = []
     for name in code.co_varnames[:n]:
         v = values.get(name)
         if isinstance(v, dict):
@@ -146,24 +148,37 @@ def written(root, loc) -> None:
 
 
 def _keep(root, loc) -> None:
+    global _seq
     if root.nbytes > SNAPSHOT_BYTES or root._lp_node is None:
         return
-    held = _memory.get(id(root))
-    if held is not None and held[0]() is root and held[1] == root._lp_version:
-        return  # kept at this version already
-    _memory[id(root)] = (weakref.ref(root), root._lp_version, _ndarray.tobytes(root),
-                         loc if loc is not None else held[3] if held is not None else None)
+    held = _memory.pop(id(root), None)
+    if held is not None and (held[0]() is not root or held[1] != root._lp_version):
+        held = None
+    before = held[2] if held is not None else _ndarray.tobytes(root)
+    where = loc if loc is not None else held[3] if held is not None else None
+    _seq += 1  # (re)inserted last: the entries a call must compare are the newest, from its seq on
+    ref = weakref.ref(root, _forget(id(root))) if held is None else held[0]
+    _memory[id(root)] = (ref, root._lp_version, before, where, _seq)
 
 
-def _written_unseen(frame, caller) -> None:
-    """Report each kept array whose memory changed with no write recorded since."""
-    for key, (ref, version, before, loc) in list(_memory.items()):
-        root = ref()
-        if root is None:
+def _forget(key):
+    def gone(ref):
+        held = _memory.get(key) if _memory is not None else None
+        if held is not None and held[0] is ref:
             del _memory[key]
-            continue
-        if root._lp_version != version or _ndarray.tobytes(root) == before:
-            continue
+    return gone
+
+
+def _written_unseen(frame, caller, since) -> None:
+    """Report each array kept since the call began whose memory changed with no write recorded since."""
+    changed = []
+    for key, (ref, version, before, loc, seq) in reversed(_memory.items()):
+        if seq < since:
+            break
+        root = ref()
+        if root is not None and root._lp_version == version and _ndarray.tobytes(root) != before:
+            changed.append((key, root, loc))
+    for key, root, loc in changed:
         del _memory[key]
         trace = state.local.trace
         if trace is not None:
@@ -183,10 +198,10 @@ def _from_traced(a, plain_args, frame) -> bool:
     return not any(id(b) in constants for b in bases)  # a module constant of the callee's
 
 
-def _returned(frame, plain_args, value):
+def _returned(frame, plain_args, since, value):
     caller = frame.f_back
     if _memory and caller is not None:
-        _written_unseen(frame, caller)
+        _written_unseen(frame, caller, since)
     if id(frame) in _reported:
         _reported.discard(id(frame))
         return  # a call inside it was reported: the plain value it hands on is that call's
@@ -210,10 +225,11 @@ def _report(trace, frame, caller):
     loc = _caller_loc(caller)
     name = _name(frame)
     message = (f"{name} at {record.format_loc(loc)}{where.callers(loc)} was given traced data and "
-               f"returned a plain NumPy array: code leapp cannot see read the traced array's memory (C "
-               f"code: a LAPACK or f2py wrapper, a C extension, NumPy's own asarray inside a Python "
-               f"function), so what it computed from the inputs would be frozen into the graph as a "
-               f"constant, wrong for other inputs. Use NumPy functions leapp traces, or call it "
+               f"returned a plain NumPy array: code leapp cannot see read the traced values (C code "
+               f"reading the traced memory: a LAPACK or f2py wrapper, a C extension, NumPy's own "
+               f"asarray inside a Python function; or a write of traced values into a buffer made "
+               f"without leapp's hooks, as by a NumPy function bound at import), so what it computed "
+               f"from the inputs would be frozen into the graph as a constant, wrong for other inputs. Use NumPy functions leapp traces, or call it "
                f"outside the traced code and pass the result in as an input")
     record.report(trace, "untraced", name, loc, message, UntracedCallError, UntracedCallWarning, chain=False)
 
