@@ -126,3 +126,29 @@ def test_only_calls_given_traced_data_count():
 
 def _constant_pinv(a):
     return lib.pinv(np.eye(3) * 2.0) + a
+
+
+def test_each_thread_watches_its_own_calls():
+    # the watch is per thread (sys.setprofile is): a refusal in one thread and an exact graph in
+    # another, at the same time, each get their own verdict
+    import threading
+
+    results: dict = {}
+
+    def refused(i):
+        try:
+            leapp.compile(pinv, check=0)(A)
+            results[i] = "graph"
+        except ProblemsError as error:
+            results[i] = "refused" if re.search(UNSEEN_READ, str(error)) else str(error)
+
+    def exact(i):
+        cf = leapp.compile(_constant_pinv, check=0)
+        results[i] = "exact" if np.allclose(cf(A), _constant_pinv(A)) else "wrong"
+
+    threads = [threading.Thread(target=refused if i % 2 else exact, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == {0: "exact", 1: "refused", 2: "exact", 3: "refused"}

@@ -43,6 +43,7 @@ makes the code it watches (and leapp's hooks under it) trace about 3x slower on 
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 from contextlib import contextmanager
 
@@ -59,11 +60,20 @@ _EXAMPLES = _PKG_DIR + "/examples"
 
 SNAPSHOT_BYTES = 1 << 16  # copied at every recorded write into the array: a loop of writes pays it each time
 _callee: dict = {}  # id(code) -> (code, whether calls of it are watched)
-_pending: dict = {}  # id(frame) -> (frame, ids of its plain arguments) for watched calls given traced data
-_reported: set = set()  # id(frame) of calls whose result was reported, while their callers run
-_memory: dict = {}  # id(root) -> (weakref to a traced root array, its write version, its bytes then, where,
-# its seq), oldest first
-_seq = 0
+
+
+class _PerThread(threading.local):
+    """What one thread's watch holds (a profile function is per thread, and so is tracing)."""
+
+    def __init__(self):
+        self.pending: dict = {}  # id(frame) -> (frame, ids of its plain arguments, seq at the call)
+        self.reported: set = set()  # id(frame) of watched calls a call inside them was reported for
+        self.memory: dict = {}  # id(root) -> (weakref to a traced root array, its write version,
+        # its bytes then, where leapp wrote it, seq), oldest first
+        self.seq = 0
+
+
+_t = _PerThread()
 
 
 def _watched(code) -> bool:
@@ -91,12 +101,14 @@ def _profile(frame, event, arg, _local=state.local, _finalizing=sys.is_finalizin
             return  # called by leapp (a rewritten call checks its own result), NumPy or torch
         args = _arguments(frame)
         if args and _traced_data(trace, args):
-            _pending[id(frame)] = (frame, {id(a) for a in args if type(a) is _ndarray}, _seq + 1)
+            t = _t
+            t.pending[id(frame)] = (frame, {id(a) for a in args if type(a) is _ndarray}, t.seq + 1)
             for a in args:
                 if isinstance(a, record._TracedNpArray):
                     _keep(a._lp_root if a._lp_parent is not None else a, None)
-    elif event == "return" and _pending:
-        entry = _pending.pop(id(frame), None)
+    elif event == "return":
+        pending = _t.pending
+        entry = pending.pop(id(frame), None) if pending else None
         if entry is not None:
             _returned(frame, entry[1], entry[2], arg)
 
@@ -148,38 +160,40 @@ def written(root, loc) -> None:
 
 
 def _keep(root, loc) -> None:
-    global _seq
     if root.nbytes > SNAPSHOT_BYTES or root._lp_node is None:
         return
-    held = _memory.pop(id(root), None)
+    t = _t
+    memory = t.memory
+    held = memory.pop(id(root), None)
     if held is not None and (held[0]() is not root or held[1] != root._lp_version):
         held = None
     before = held[2] if held is not None else _ndarray.tobytes(root)
     where = loc if loc is not None else held[3] if held is not None else None
-    _seq += 1  # (re)inserted last: the entries a call must compare are the newest, from its seq on
-    ref = weakref.ref(root, _forget(id(root))) if held is None else held[0]
-    _memory[id(root)] = (ref, root._lp_version, before, where, _seq)
+    t.seq += 1  # (re)inserted last: the entries a call must compare are the newest, from its seq on
+    ref = weakref.ref(root, _forget(memory, id(root))) if held is None else held[0]
+    memory[id(root)] = (ref, root._lp_version, before, where, t.seq)
 
 
-def _forget(key):
-    def gone(ref):
-        held = _memory.get(key) if _memory is not None else None
+def _forget(memory, key):
+    def gone(ref):  # the array died (in whichever thread the collector runs)
+        held = memory.get(key)
         if held is not None and held[0] is ref:
-            del _memory[key]
+            memory.pop(key, None)
     return gone
 
 
 def _written_unseen(frame, caller, since) -> None:
     """Report each array kept since the call began whose memory changed with no write recorded since."""
     changed = []
-    for key, (ref, version, before, loc, seq) in reversed(_memory.items()):
+    memory = _t.memory
+    for key, (ref, version, before, loc, seq) in reversed(memory.items()):
         if seq < since:
             break
         root = ref()
         if root is not None and root._lp_version == version and _ndarray.tobytes(root) != before:
             changed.append((key, root, loc))
     for key, root, loc in changed:
-        del _memory[key]
+        memory.pop(key, None)
         trace = state.local.trace
         if trace is not None:
             _report_write(trace, frame, caller, root, loc)
@@ -200,10 +214,11 @@ def _from_traced(a, plain_args, frame) -> bool:
 
 def _returned(frame, plain_args, since, value):
     caller = frame.f_back
-    if _memory and caller is not None:
+    t = _t
+    if t.memory and caller is not None:
         _written_unseen(frame, caller, since)
-    if id(frame) in _reported:
-        _reported.discard(id(frame))
+    if id(frame) in t.reported:
+        t.reported.discard(id(frame))
         return  # a call inside it was reported: the plain value it hands on is that call's
     plain = _plain_results(value)
     if not plain or not any(_from_traced(a, plain_args, frame) for a in plain):
@@ -213,8 +228,8 @@ def _returned(frame, plain_args, since, value):
         return
     outer = caller
     while outer is not None:  # the watched calls it ran inside are not reported again
-        if id(outer) in _pending:
-            _reported.add(id(outer))
+        if id(outer) in t.pending:
+            t.reported.add(id(outer))
         outer = outer.f_back
     _report(trace, frame, caller)
 
@@ -277,9 +292,10 @@ def unwatch() -> None:
     """Stop watching in this thread (the trace closed); leaves another profiler alone."""
     if sys.getprofile() is _profile:
         sys.setprofile(None)
-    _pending.clear()
-    _reported.clear()
-    _memory.clear()
+    t = _t
+    t.pending.clear()
+    t.reported.clear()
+    t.memory.clear()
 
 
 @contextmanager
