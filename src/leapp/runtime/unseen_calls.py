@@ -37,7 +37,8 @@ compared).
 
 A profile function installed by someone else (``cProfile``) is left in place, and this guard is
 off in that thread while it is; the default differential check still runs. The profile function
-makes the code it watches (and leapp's hooks under it) trace about 3x slower on Python 3.11.
+makes the code it watches (and leapp's hooks under it) trace about 3-4x slower on Python 3.11 (most of it
+the interpreter's cost of any profile function: a no-op one costs 2-2.5x).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ class _PerThread(threading.local):
 
 
 _t = _PerThread()
+_pending_anywhere = [0]  # pending calls in all threads: a return event with none pending returns at once
 
 
 def _watched(code) -> bool:
@@ -89,12 +91,15 @@ def _watched(code) -> bool:
     return hit[1]
 
 
-def _profile(frame, event, arg, _local=state.local, _finalizing=sys.is_finalizing):
-    trace = _local.trace
-    if trace is None or _finalizing():  # a seed trace left open at exit: module globals are going
-        return
+def _profile(frame, event, arg, _local=state.local, _finalizing=sys.is_finalizing, _callee=_callee,
+             _pending_anywhere=_pending_anywhere):
+    # called for every event in the thread, leapp's own included: the common ones return at once
     if event == "call":
-        if not _watched(frame.f_code):
+        hit = _callee.get(id(frame.f_code))
+        if not (_watched(frame.f_code) if hit is None else hit[1]):
+            return
+        trace = _local.trace
+        if trace is None or _finalizing():  # a seed trace left open at exit: module globals are going
             return
         back = frame.f_back
         if back is None or _is_internal(back.f_code):
@@ -103,14 +108,16 @@ def _profile(frame, event, arg, _local=state.local, _finalizing=sys.is_finalizin
         if args and _traced_data(trace, args):
             t = _t
             t.pending[id(frame)] = (frame, {id(a) for a in args if type(a) is _ndarray}, t.seq + 1)
+            _pending_anywhere[0] += 1
             for a in args:
                 if isinstance(a, record._TracedNpArray):
                     _keep(a._lp_root if a._lp_parent is not None else a, None)
-    elif event == "return":
-        pending = _t.pending
-        entry = pending.pop(id(frame), None) if pending else None
+    elif event == "return" and _pending_anywhere[0]:
+        entry = _t.pending.pop(id(frame), None)
         if entry is not None:
-            _returned(frame, entry[1], entry[2], arg)
+            _pending_anywhere[0] -= 1
+            if _local.trace is not None and not _finalizing():
+                _returned(frame, entry[1], entry[2], arg)
 
 
 def _arguments(frame) -> list:
@@ -293,6 +300,7 @@ def unwatch() -> None:
     if sys.getprofile() is _profile:
         sys.setprofile(None)
     t = _t
+    _pending_anywhere[0] = max(0, _pending_anywhere[0] - len(t.pending))
     t.pending.clear()
     t.reported.clear()
     t.memory.clear()
