@@ -152,3 +152,18 @@ def test_each_thread_watches_its_own_calls():
     for t in threads:
         t.join()
     assert results == {0: "exact", 1: "refused", 2: "exact", 3: "refused"}
+
+
+def _factor_in_place(a):
+    from scipy.linalg import lapack
+
+    lu = np.zeros((3, 3), order="F")
+    lu[...] = a
+    lapack.dgetrf(lu, overwrite_a=1)  # C straight from the user's line: no Python frame to watch
+    return lu * 2.0
+
+
+def test_c_writing_in_place_from_the_users_line_is_refused():
+    assert not np.allclose(_factor_in_place(A), A * 2.0)  # LAPACK wrote the factors into lu
+    with pytest.raises(ProblemsError, match=r"test_foreign_c\.py:\d+:\d+ .*" + UNSEEN_WRITE):
+        leapp.compile(_factor_in_place, check=0)(A)

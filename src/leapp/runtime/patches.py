@@ -498,7 +498,9 @@ def _foreign(fn, *args, **kwargs):
     # plain arrays handed in go as traced constants: the library's NumPy calls on them are seen
     args, kwargs, handed = library_args.traced_constants(trace, args, kwargs, _loc())
     with unseen_calls.watching():  # what the library's own calls return, and C writes inside it
+        kept = unseen_calls.before_call(args, kwargs)
         result = _run_helper(trace, fn, args, kwargs)
+        unseen_calls.after_call(trace, kept, _foreign_name(fn), _loc())
     if handed:
         library_args.check_unwritten(trace, handed, _foreign_name(fn), _loc())
     if not _plain_arrays_in(result):

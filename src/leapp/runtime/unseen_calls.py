@@ -191,6 +191,15 @@ def _forget(memory, key):
 
 def _written_unseen(frame, caller, since) -> None:
     """Report each array kept since the call began whose memory changed with no write recorded since."""
+    for root, written_at in _changed(since):
+        trace = state.local.trace
+        if trace is not None:
+            _report_write(trace, _name(frame), _caller_loc(caller), root, written_at)
+
+
+def _changed(since) -> list:
+    """(array, where leapp last wrote it) for each kept array, kept from ``since`` on, whose memory
+    changed with no write recorded since; they are dropped from what is kept."""
     changed = []
     memory = _t.memory
     for key, (ref, version, before, loc, seq) in reversed(memory.items()):
@@ -199,11 +208,30 @@ def _written_unseen(frame, caller, since) -> None:
         root = ref()
         if root is not None and root._lp_version == version and _ndarray.tobytes(root) != before:
             changed.append((key, root, loc))
-    for key, root, loc in changed:
+    for key, _, _ in changed:
         memory.pop(key, None)
-        trace = state.local.trace
-        if trace is not None:
-            _report_write(trace, frame, caller, root, loc)
+    return [(root, loc) for _, root, loc in changed]
+
+
+def before_call(args, kwargs):
+    """A rewritten call into other code (``_leapp.foreign``) is about to run: keep the memory of
+    the traced arrays it is given (C code called straight from the user's line has no Python frame
+    of its own to watch); returns what ``after_call`` needs."""
+    if sys.getprofile() is not _profile:
+        return None
+    since = _t.seq + 1
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, record._TracedNpArray):
+            _keep(a._lp_root if a._lp_parent is not None else a, None)
+    return since
+
+
+def after_call(trace, since, name, loc) -> None:
+    """The call ``before_call`` saw has returned: report each array it was given that holds other bytes."""
+    if since is None:
+        return
+    for root, written_at in _changed(since):
+        _report_write(trace, name, loc, root, written_at)
 
 
 def _from_traced(a, plain_args, frame) -> bool:
@@ -266,10 +294,9 @@ def _caller_loc(caller):
     return (caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name, None)
 
 
-def _report_write(trace, frame, caller, root, written_at):
+def _report_write(trace, name, loc, root, written_at):
     from . import record, where
 
-    loc = _caller_loc(caller)
     node = root._lp_node
     if written_at is not None:
         made = f"last written by leapp at {record.format_loc(written_at)}"
@@ -277,7 +304,6 @@ def _report_write(trace, frame, caller, root, written_at):
         made = f"computed at {record.format_loc(node.loc)}"
     else:
         made = "a traced input"
-    name = _name(frame)
     message = (f"{name} at {record.format_loc(loc)}{where.callers(loc)} changed the memory of a traced "
                f"array ({made}, shape {root.shape}) with no write leapp could see: C code in it "
                f"(a compiled routine working in place, an f2py wrapper with overwrite_a) wrote into the "
