@@ -268,7 +268,9 @@ modern_robotics|modern_robotics.VecTose3(v)|v:vec6
 modern_robotics|modern_robotics.se3ToVec(modern_robotics.VecTose3(v))|v:vec6
 modern_robotics|modern_robotics.Adjoint(t)|t:hom
 modern_robotics|modern_robotics.ScrewToAxis(q, s, 0.5)|q:vec3,s:vec3
-modern_robotics|modern_robotics.AxisAng6(v)|v:vec6
+# AxisAng6 was labelled trace, but `if NearZero(theta):` (core.py:336) branches on the data: the seed API,
+# which converts nothing, takes the traced input's arm (warning at that line) and is wrong on a tiny input
+modern_robotics|modern_robotics.AxisAng6(v)|v:vec6|convert|modern_robotics/core.py:336|control-flow
 modern_robotics|modern_robotics.MatrixExp6(modern_robotics.VecTose3(v))|v:vec6|convert|modern_robotics/core.py:360|control-flow
 modern_robotics|modern_robotics.MatrixLog6(t)|t:hom|convert|modern_robotics/core.py:162|control-flow
 modern_robotics|modern_robotics.ProjectToSO3(m)|m:mat3|refuse|modern_robotics/core.py:425|convention

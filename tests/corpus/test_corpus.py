@@ -34,15 +34,6 @@ def _stages(index):
 # not): never a graph that differs from NumPy, an InternalError or a crash. A case that starts to
 # meet its label fails here too, so this list only shrinks (the closing note lists it).
 KNOWN_GAPS: dict[str, str] = {}
-# Cases exact through @leapp.compile and ONNX whose seed-API graph is exact but comes with a warning
-# that is true of the code; the test fails once the seed stage is exact too.
-SEED_WARNS = {
-    "filterpy__predict": "exact through @leapp.compile and ONNX (plain arrays handed to library code go "
-                         "as traced constants: runtime/library_args.py); the seed API does not rewrite the "
-                         "call, so its covariance output (computed from module constants only) comes back "
-                         "as a plain array, and it warns that the output does not depend on the inputs "
-                         "(true) with the graph exact",
-}
 _STILL_REFUSED = (runner.REFUSED, runner.NOLINE, runner.WRONG_WARNED, runner.WARNED, runner.NA)
 
 
@@ -57,10 +48,9 @@ def test_label_holds(corpus, case_id):
         assert all(o.status in _STILL_REFUSED for o in outcomes.values()), \
             f"{case.call} ({KNOWN_GAPS[case_id]}): " + "; ".join(f"{k}: {o.status}" for k, o in outcomes.items())
         return
-    if case_id in SEED_WARNS and "seed" in outcomes:
-        assert [b.split(":")[0] for b in broken] == ["seed"] and outcomes["seed"].status == runner.WARNED, \
-            f"{case.call} ({SEED_WARNS[case_id]}): " + "; ".join(broken or ["meets its label: take it off"])
-        return
+    if case_id in runner.SEED_WARNS and "seed" in outcomes:  # label_holds accepts its warned graph
+        assert outcomes["seed"].status == runner.WARNED, \
+            f"{case.call} ({runner.SEED_WARNS[case_id]}): seed {outcomes['seed'].status}: take it off SEED_WARNS"
     assert not broken, f"{case.call} [{case.label}]:\n" + "\n".join(broken)
 
 

@@ -634,6 +634,21 @@ def inner(a, b):
     return torch.tensordot(a, b, dims=([a.dim() - 1], [b.dim() - 1]))
 
 
+def matmul(a, b):
+    """``a @ v`` with a 1-D operand as a product of matrices (``v`` a column, or a row on the left),
+    then squeezed: onnxruntime's graph optimiser (level EXTENDED and above, the default) fuses a
+    Transpose into the MatMul that reads it and then computes ``R.T @ v`` with a 1-D ``v`` as
+    ``R @ v`` (measured on onnxruntime 1.32: modern_robotics' ``TransInv`` came out wrong; right
+    with the optimiser off). With both operands at least 2-D the fused product is right."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.dim() == 0 or b.dim() == 0:
+        return torch.matmul(a, b)
+    if b.dim() == 1 and a.dim() >= 2:
+        return torch.matmul(a, b.unsqueeze(-1)).squeeze(-1)
+    if a.dim() == 1 and b.dim() >= 2:
+        return torch.matmul(a.unsqueeze(-2), b).squeeze(-2)
+    return torch.matmul(a, b)
+
+
 def float_power(a, b):
     a = a.to(torch.float64) if isinstance(a, torch.Tensor) else float(a)
     b = b.to(torch.float64) if isinstance(b, torch.Tensor) else float(b)
@@ -1487,7 +1502,7 @@ FUNCTIONS = {
     torch.arccos: acos,
     torch.bitwise_right_shift: right_shift, torch.bitwise_left_shift: left_shift, torch.atan2: atan2,
     torch.arctan2: atan2, torch.log10: log10, torch.log2: log2, torch.exp2: exp2,
-    torch.float_power: float_power, torch.inner: inner, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
+    torch.float_power: float_power, torch.inner: inner, torch.matmul: matmul, torch.sinc: sinc, torch.heaviside: heaviside, torch.ldexp: ldexp,
     torch.signbit: signbit, torch.positive: positive, torch.logaddexp: logaddexp,
     torch.logaddexp2: logaddexp2, torch.isclose: isclose, torch.isnan: isnan_, torch.isinf: isinf_,
     torch.isfinite: isfinite_, torch.nonzero: nonzero, torch.squeeze: squeeze, torch.trace: trace,

@@ -30,7 +30,7 @@ from ..errors import EscapeError, EscapeWarning
 from ..table.math_module import MATH_FUNCTIONS
 from . import constness, record, scalar_args, state, where
 from .ir import operand_nodes
-from .traced import _loc
+from .traced import _loc, not_a_number
 
 _BY_OBJECT = {id(getattr(math, n.split(".", 1)[1])): (getattr(math, n.split(".", 1)[1]), n)
               for n in MATH_FUNCTIONS if hasattr(math, n.split(".", 1)[1])}
@@ -57,8 +57,11 @@ def call(name, original, args, kwargs):
     if trace is None or kwargs or not traced_args(trace, args):
         return original(*args, **kwargs)
     for a in args:
-        if isinstance(a, record._TracedNpArray) and a.ndim != 0 and a.size != 1:
-            return original(*args)  # TypeError, as math gives for arrays of more than one element
+        if isinstance(a, record._TracedNpArray) and a.ndim != 0:
+            try:
+                float(record.plain(a))
+            except TypeError as error:  # NumPy 2.4 converts 0-d arrays only; older ones, one element
+                raise EscapeError(not_a_number(name, a, f"np.{MATH_FUNCTIONS[name].split('.', 1)[1]} on the array")) from error
     from .branches import not_taken
 
     if not_taken():  # on a side of a converted test the input does not take, the graph gives NaN

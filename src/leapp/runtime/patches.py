@@ -37,7 +37,17 @@ from .. import dispatch, interrupts, table
 from ..ast_pass.parsing import parse
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
 from ..table.math_module import MATH_FUNCTIONS
-from . import concatenators, constness, flat, library_args, math_calls, record, scalar_args, state
+from . import (
+    concatenators,
+    constness,
+    flat,
+    library_args,
+    math_calls,
+    record,
+    scalar_args,
+    state,
+    unseen_calls,
+)
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -487,7 +497,10 @@ def _foreign(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     # plain arrays handed in go as traced constants: the library's NumPy calls on them are seen
     args, kwargs, handed = library_args.traced_constants(trace, args, kwargs, _loc())
-    result = _run_helper(trace, fn, args, kwargs)
+    with unseen_calls.watching():  # what the library's own calls return, and C writes inside it
+        kept = unseen_calls.before_call(args, kwargs)
+        result = _run_helper(trace, fn, args, kwargs)
+        unseen_calls.after_call(trace, kept, _foreign_name(fn), _loc())
     if handed:
         library_args.check_unwritten(trace, handed, _foreign_name(fn), _loc())
     if not _plain_arrays_in(result):

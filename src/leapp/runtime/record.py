@@ -21,7 +21,7 @@ from ..errors import (
     UntracedCallError,
     UntracedCallWarning,
 )
-from . import argcheck, scalar_args, state, where
+from . import argcheck, scalar_args, state, unseen_calls, where
 from .ir import Problem, _unchanged, format_loc
 
 _plain_view = np.ndarray.view
@@ -251,6 +251,7 @@ def write(trace, arr, node, loc):
     version = arr._lp_version
     for a in chain[:-1]:
         a._lp_ver = version
+    unseen_calls.written(arr, loc)  # what its memory holds now is the graph's value
 
 
 # --- wrapping results -----------------------------------------------------------

@@ -122,6 +122,9 @@ def activate(trace, claim=None) -> None:
         claim = _local.claim = Claim()  # replacing one an interrupted deactivate left lets it go
     _take(claim, trace)
     _local.trace = trace
+    from . import unseen_calls  # (it reads this module's thread state)
+
+    unseen_calls.watch()  # the seed API: user and library code run unrewritten, every call is watched
 
 
 @contextmanager
@@ -138,6 +141,9 @@ def collector_relaxed():
 def deactivate() -> None:
     """End the calling thread's active trace, if any (idempotent)."""
     _local.trace = None
+    from . import unseen_calls
+
+    unseen_calls.unwatch()
     claim, _local.claim = _local.claim, None
     release(claim)
 

@@ -420,17 +420,26 @@ class TracedNpArray(np.ndarray):
         _escape(self, "float() of a traced array (also math.* functions)",
                 "the value is frozen into the graph; use NumPy functions (np.sqrt, ...) and "
                 "keep the 0-d array")
-        return float(_plain_view(self, _ndarray))
+        try:
+            return float(_plain_view(self, _ndarray))
+        except TypeError as error:  # an array with ndim > 0 (NumPy 2.4: also of one element)
+            raise EscapeError(not_a_number("float()", self, "NumPy functions on the array")) from error
 
     def __int__(self):
         _escape(self, "int() of a traced array", "the value is frozen into the graph; keep the "
                 "0-d array, or .astype(np.int64) to convert; if it sets a size or slice bound, keep "
                 "the shape fixed with np.where(mask, x, fill)")
-        return int(_plain_view(self, _ndarray))
+        try:
+            return int(_plain_view(self, _ndarray))
+        except TypeError as error:  # an array with ndim > 0 (NumPy 2.4: also of one element)
+            raise EscapeError(not_a_number("int()", self, "NumPy functions on the array")) from error
 
     def __complex__(self):
         _escape(self, "complex() of a traced array", "keep the array")
-        return complex(_plain_view(self, _ndarray))
+        try:
+            return complex(_plain_view(self, _ndarray))
+        except TypeError as error:  # an array with ndim > 0 (NumPy 2.4: also of one element)
+            raise EscapeError(not_a_number("complex()", self, "NumPy functions on the array")) from error
 
     def __round__(self, ndigits=None):
         # ndarray has no __round__ (round(array) is a TypeError); a NumPy scalar's is np.round with
@@ -454,6 +463,21 @@ class TracedNpArray(np.ndarray):
     def tolist(self):
         _escape(self, ".tolist()", "keep the array and use NumPy operations")
         return _ndarray.tolist(_plain_view(self, _ndarray))
+
+
+def not_a_number(call, a, instead) -> str:
+    """Why ``call`` (``float()``, ``math.cos``) of a traced array that NumPy will not convert to a
+    number is refused (a TypeError in NumPy too): named at its line and the lines that called it."""
+    from . import where
+
+    loc = _loc()
+    return (f"{call} at {where.chain(loc, where.library_line(loc))}{where.callers(loc)} was given a "
+            f"traced array of shape {a.shape}: NumPy converts only a 0-d array to a number "
+            f"(TypeError). Where NumPy would have passed a NumPy scalar here, the code on the way "
+            f"told it from an array by its type: leapp holds NumPy scalars as 0-d arrays so that "
+            f"they stay traced, and a test such as isinstance(x, Iterable), isinstance(x, float) "
+            f"or np.isscalar(x) takes its array path for them (one that made this {a.shape} "
+            f"array). Use {instead}, or call this code outside the traced region")
 
 
 _SUPPORTED_UFUNCS: dict = {}

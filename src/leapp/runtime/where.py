@@ -47,3 +47,25 @@ def chained_message(message, loc, library) -> str:
     if where in message:
         return message.replace(where, chain(loc, library), 1)
     return f"{message} (at {chain(loc, library)})"
+
+
+def callers(loc, depth=3, limit=4) -> str:
+    """`` (called from lib.py:40 in fn, prep.py:12 in <module>)``: the frames outside leapp, NumPy
+    and torch that called ``loc``'s line, innermost first (``limit`` of them); empty when none. A problem
+    found deep in library code, in the seed API (no rewritten call lends it the user's line)."""
+    if loc is None or isinstance(loc, str):
+        return ""
+    frame: FrameType | None = sys._getframe(depth)
+    seen, found = False, []
+    while frame is not None:
+        hit = frame_location(frame)
+        if hit is not None:
+            if seen:
+                found.append(f"{hit[0]}:{hit[1]} in {hit[2]}")
+            elif (hit[0], hit[1]) == (loc[0], loc[1]):
+                seen = True
+        frame = frame.f_back
+    if not found:
+        return ""
+    shown = found if len(found) <= limit else [*found[:limit], "..."]
+    return f" (called from {', '.join(shown)})"
