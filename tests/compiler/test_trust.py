@@ -374,3 +374,16 @@ def test_c_code_is_refused_at_the_users_call_whatever_the_static_pass_typed(fn, 
     text = str(caught.value)
     assert f"test_trust.py:{call}:" in text.splitlines()[1], text
     assert "lint did not flag" not in text and "a gap in lint" not in text, text
+
+
+def test_the_call_watch_leaves_no_profile_function_behind():
+    # check=0 turns on the call watch (runtime/unseen_calls.py) for the trace; the profile function
+    # it sets must go with the trace (left on, every later call in the thread ran 3x slower)
+    import sys
+
+    assert sys.getprofile() is None
+    leapp.compile(lambda_free_normalise, check=0)(X)
+    assert sys.getprofile() is None
+    with pytest.raises(ProblemsError):
+        leapp.compile(_smooth, check=0)(X)
+    assert sys.getprofile() is None

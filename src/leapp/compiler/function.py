@@ -15,7 +15,7 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import IO, TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
@@ -39,7 +39,7 @@ from ..errors import (
     ValidationError,
     ValidationWarning,
 )
-from ..runtime import record, state
+from ..runtime import record, state, unseen_calls
 from ..runtime.backends import check_backend
 from ..runtime.ir import _is_internal, user_location
 from ..runtime.session_graph import as_numpy_linalg_error, torch_linalg_error, validate_samples
@@ -443,13 +443,17 @@ class CompiledFunction(Generic[P, R]):
             warnings.simplefilter("ignore", EscapeWarning)
             if self.strict:  # the self-check's unexplained failures are refused below, not warned
                 warnings.simplefilter("ignore", LeappInternalWarning)
+            # the call watch's profile function (runtime/unseen_calls.py) only where the default
+            # check is off: the check is the guard that holds whatever C code does
+            watch = nullcontext() if not self.check_n else unseen_calls.profile_off()
             try:
                 library.begin(self._probe.library)
                 for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
-                    traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
-                        self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
-                            self._traceable, np_args, np_kwargs, names=names, strict=False,
-                            name=self.name, constants=constants, on_retrace=on_retrace))
+                    with watch:
+                        traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
+                            self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
+                                self._traceable, np_args, np_kwargs, names=names, strict=False,
+                                name=self.name, constants=constants, on_retrace=on_retrace))
                     if self._probe.library is None or not self._probe.library.retrace():
                         break
                     self._probe.reset()
