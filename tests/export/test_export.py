@@ -341,3 +341,24 @@ def test_bool_times_a_python_bool_and_heaviside_of_a_0d_value_export(tmp_path):
             value = np.asarray(value)
             assert got[key].dtype == value.dtype and got[key].shape == value.shape, key
             np.testing.assert_array_equal(got[key], value, err_msg=key)
+
+
+@leapp.compile
+def _jacobian_terms(theta, k):
+    # lee-groups' so_n.compute_left_jacobians: `1 / theta ** 2` of a 0-d float64 angle
+    return {"c": (1 - np.cos(theta)) / theta ** 2, "inv": 1 / np.square(theta), "k": k ** 2}
+
+
+def test_the_square_of_a_0d_value_keeps_its_dtype_in_onnx(tmp_path):
+    # the exporter writes torch.square as Mul of its operand with itself and typed a 0-d float64
+    # operand as a Python scalar: the file computed in float32 (the export check refused it)
+    for theta, k in ((np.array(1.2144), np.array(3, np.int32)), (np.array(0.5, np.float32), np.array(-7, np.int16))):
+        want = _jacobian_terms.fn(theta, k)
+        _jacobian_terms(theta, k)
+        path = str(tmp_path / f"sq_{theta.dtype}.onnx")
+        description = _jacobian_terms.export(path, "onnx")
+        names = [p["name"] for p in description["inputs"]]
+        got = export_formats.LOADERS["onnx"](path, names)({"theta": theta, "k": k})
+        for g, (key, w) in zip(got, want.items(), strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape, key
+            np.testing.assert_allclose(g, w, rtol=1e-15, err_msg=key)

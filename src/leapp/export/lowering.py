@@ -1336,6 +1336,7 @@ ELEMENTWISE = {
     torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.div, torch.true_divide,
     torch.pow, torch.float_power, torch.fmod, torch.eq, torch.ne, torch.lt, torch.le, torch.gt,
     torch.ge, torch.logical_and, torch.logical_or, torch.logical_xor, torch.atan2, torch.logaddexp,
+    torch.square,  # a unary op, but the exporter writes it as Mul of the 0-d operand with itself
     torch.logaddexp2, torch.nextafter, torch.ldexp, torch.heaviside, torch.gcd, torch.lcm,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
     operator.pow, operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
@@ -1345,7 +1346,7 @@ ELEMENTWISE = {
     atan2, log10, log2, exp2, float_power, pow_, sinc, heaviside, ldexp, signbit, positive, logaddexp,
     logaddexp2, isclose, right_shift, left_shift, bitwise_not, asinh, acosh, atanh,
 }
-_METHOD_OPS = {"add", "sub", "mul", "div", "pow", "fmod", "eq", "ne", "lt", "le", "gt", "ge",
+_METHOD_OPS = {"add", "sub", "mul", "div", "pow", "fmod", "eq", "ne", "lt", "le", "gt", "ge", "square",
                "__add__", "__sub__", "__mul__", "__truediv__", "__radd__", "__rsub__", "__rmul__",
                "__rtruediv__", "__pow__", "__rpow__"}
 
