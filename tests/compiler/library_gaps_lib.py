@@ -67,3 +67,24 @@ def every_function_on_a_list(v, names):
         fn = getattr(np.linalg if module == "numpy.linalg" else np.fft if module == "numpy.fft" else np, attr)
         out.append(fn(items))
     return tuple(out)
+
+
+# scikit-kinematics' shapes (issue 17's lie corpus): each was a false refusal or a crash
+
+
+def normalize_rows(v):
+    # skinematics.vector.normalize: np.double() of an array (NumPy calls float() first and takes the
+    # array on its TypeError), then a masked write whose value's size follows the data
+    v = np.double(np.atleast_2d(v)).copy()
+    length = np.linalg.norm(v, axis=1)
+    v[length != 0] = (v[length != 0].T / length[length != 0]).T
+    (m, n) = v.shape  # the array written into keeps its size
+    return v.ravel() if m == 1 else v
+
+
+def first_row_from_2d(q0):
+    # skinematics.quat.calc_quat: a (1, 4) value written into a (4,) row
+    q_pos = np.zeros((3, 4))
+    q_pos[0, :] = np.atleast_2d(q0)
+    q_pos[1:, :] = np.atleast_2d(q0)[None] * 2.0
+    return q_pos

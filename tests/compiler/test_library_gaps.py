@@ -72,6 +72,14 @@ def flat_repeats(M, v):
     return lib.flat_repeats(M, v)
 
 
+def normalize_rows(v):
+    return lib.normalize_rows(v)
+
+
+def first_row_from_2d(q0):
+    return lib.first_row_from_2d(q0)
+
+
 def _takes_a_list(module, attr):
     try:
         with warnings.catch_warnings():
@@ -141,3 +149,15 @@ def test_flat_writes_land_in_the_array():
 def test_a_flat_write_numpy_fills_by_repeating_is_refused():
     with pytest.raises((UnsupportedArgumentError, ProblemsError), match="repeats the value"):
         leapp.compile(flat_repeats, strict=True)(np.ones((3, 3)), np.ones(3))
+
+
+def test_a_scalar_type_of_an_array_and_a_masked_write_in_library_code_trace():
+    # np.double(v) of a (1, 3) array recorded float() as an escape (NumPy's TypeError discards it), and
+    # the array a masked write filled was taken for one whose size follows the data (its .shape refused)
+    _exact(normalize_rows, [(3,)])
+    _exact(normalize_rows, [(4, 3)])
+
+
+def test_a_value_with_more_leading_axes_than_the_selection_is_written_as_numpy_does():
+    # NumPy drops the value's leading length-1 axes; the graph's expand_as raised a RuntimeError
+    _exact(first_row_from_2d, [(4,)])

@@ -417,18 +417,26 @@ class TracedNpArray(np.ndarray):
         return bool(_plain_view(self, _ndarray))
 
     def __float__(self):
+        if _ndarray.size.__get__(self) != 1:
+            # NumPy raises TypeError: no value leaves. NumPy's scalar types call this first and
+            # take the array on that error (`np.double(v)` of a (1, 3) array is `v`)
+            return float(_plain_view(self, _ndarray))
         _escape(self, "float() of a traced array (also math.* functions)",
                 "the value is frozen into the graph; use NumPy functions (np.sqrt, ...) and "
                 "keep the 0-d array")
         return float(_plain_view(self, _ndarray))
 
     def __int__(self):
+        if _ndarray.size.__get__(self) != 1:
+            return int(_plain_view(self, _ndarray))  # NumPy raises TypeError: no value leaves
         _escape(self, "int() of a traced array", "the value is frozen into the graph; keep the "
                 "0-d array, or .astype(np.int64) to convert; if it sets a size or slice bound, keep "
                 "the shape fixed with np.where(mask, x, fill)")
         return int(_plain_view(self, _ndarray))
 
     def __complex__(self):
+        if _ndarray.size.__get__(self) != 1:
+            return complex(_plain_view(self, _ndarray))  # NumPy raises TypeError: no value leaves
         _escape(self, "complex() of a traced array", "keep the array")
         return complex(_plain_view(self, _ndarray))
 
