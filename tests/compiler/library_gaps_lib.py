@@ -88,3 +88,11 @@ def first_row_from_2d(q0):
     q_pos[0, :] = np.atleast_2d(q0)
     q_pos[1:, :] = np.atleast_2d(q0)[None] * 2.0
     return q_pos
+
+
+def twist_adjoint(twist):
+    # lee-groups' se3.ad: np.block of 3x3 blocks, one of them a plain constant
+    w, v = twist[3:], twist[:3]
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    V = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    return np.block([[W, V], [np.zeros((3, 3)), W]])

@@ -80,6 +80,10 @@ def first_row_from_2d(q0):
     return lib.first_row_from_2d(q0)
 
 
+def twist_adjoint(v):
+    return lib.twist_adjoint(v)
+
+
 def _takes_a_list(module, attr):
     try:
         with warnings.catch_warnings():
@@ -161,3 +165,8 @@ def test_a_scalar_type_of_an_array_and_a_masked_write_in_library_code_trace():
 def test_a_value_with_more_leading_axes_than_the_selection_is_written_as_numpy_does():
     # NumPy drops the value's leading length-1 axes; the graph's expand_as raised a RuntimeError
     _exact(first_row_from_2d, [(4,)])
+
+
+def test_np_block_of_traced_and_constant_blocks_traces():
+    # numpy.block had no table entry: lee-groups' se3.ad() was refused as untraced
+    _exact(twist_adjoint, [(6,)])
