@@ -96,3 +96,22 @@ def twist_adjoint(twist):
     W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
     V = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
     return np.block([[W, V], [np.zeros((3, 3)), W]])
+
+
+class Pose2:
+    """lee-groups' SE2 in small: poses compose with `@`, and a method branches on the angle."""
+
+    def __init__(self, angle, t):
+        c, s = np.cos(angle), np.sin(angle)
+        self.R = np.array([[c, -s], [s, c]])
+        self.angle, self.t = angle, t
+
+    def __matmul__(self, other):
+        return Pose2(self.angle + other.angle, self.R @ other.t + self.t)
+
+    def scaled_t(self):
+        if np.abs(self.angle) < 1e-3:
+            k = 1.0 - self.angle ** 2 / 6
+        else:
+            k = np.sin(self.angle) / self.angle
+        return k * self.t

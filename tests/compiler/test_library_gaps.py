@@ -84,6 +84,11 @@ def twist_adjoint(v):
     return lib.twist_adjoint(v)
 
 
+def composed_then_method(a, t, b, u):
+    p = lib.Pose2(a, t) @ lib.Pose2(b, u)
+    return p.scaled_t()
+
+
 def _takes_a_list(module, attr):
     try:
         with warnings.catch_warnings():
@@ -170,3 +175,9 @@ def test_a_value_with_more_leading_axes_than_the_selection_is_written_as_numpy_d
 def test_np_block_of_traced_and_constant_blocks_traces():
     # numpy.block had no table entry: lee-groups' se3.ad() was refused as untraced
     _exact(twist_adjoint, [(6,)])
+
+
+def test_a_method_of_an_object_a_library_operator_made_converts_its_branch():
+    # `p = pose_a @ pose_b` was taken for an array (a matmul), so `p.scaled_t()` ran without the
+    # library conversion and its branch on the angle was refused (zeros take the `if` arm)
+    _exact(composed_then_method, [(), (2,), (), (2,)], make=lambda *v: tuple(np.asarray(x) for x in v))

@@ -280,6 +280,10 @@ class Facts:
             return self.foreign_call(e)
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             return self.is_foreign(e.value)
+        if isinstance(e, ast.BinOp):  # the object's own operator: `pose_a @ pose_b` is another pose
+            return self.is_foreign(e.left) or self.is_foreign(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return self.is_foreign(e.operand)
         return False
 
     def foreign_call(self, call: ast.Call) -> bool:
