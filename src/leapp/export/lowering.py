@@ -634,6 +634,16 @@ def inner(a, b):
     return torch.tensordot(a, b, dims=([a.dim() - 1], [b.dim() - 1]))
 
 
+def matmul(a, b):
+    """A matrix (or a stack of them) times a vector runs as a matrix times a one-column matrix: the
+    same products and sums. onnxruntime (1.32, ORT_ENABLE_EXTENDED and above) fuses a Transpose of
+    the matrix into MatMul and ignores it when the other operand is 1-d: ``R.T @ v`` gave ``R @ v``
+    (lee-groups' SE2 inverse_pose, float32 and float64 alike)."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dim() >= 2 and b.dim() == 1:
+        return torch.matmul(a, b.unsqueeze(-1)).squeeze(-1)
+    return torch.matmul(a, b)
+
+
 def float_power(a, b):
     a = a.to(torch.float64) if isinstance(a, torch.Tensor) else float(a)
     b = b.to(torch.float64) if isinstance(b, torch.Tensor) else float(b)
@@ -1481,7 +1491,7 @@ FUNCTIONS = {
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
     torch.add: add, torch.mul: mul, torch.mean: mean, torch.sum: sum_, torch.prod: prod_, torch.pow: pow_,
-    torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
+    torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm, torch.matmul: matmul,
     torch.bitwise_not: bitwise_not, torch.asinh: asinh, torch.arcsinh: asinh, torch.acosh: acosh,
     torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh, torch.atan: atan,
     torch.arctan: atan, torch.tan: tan, torch.sin: sin, torch.cos: cos, torch.asin: asin, torch.arcsin: asin, torch.acos: acos,
@@ -1503,7 +1513,8 @@ METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort,
            "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,
            "cummin": cummin, "atan": atan, "arctan": atan, "tan": tan, "sin": sin, "cos": cos, "asin": asin,
            "arcsin": asin, "acos": acos, "arccos": acos, "asinh": asinh, "acosh": acosh, "atanh": atanh,
-           "log10": log10, "log2": log2, "diagonal": diagonal, "pow": pow_, "__pow__": pow_, "inner": inner}
+           "log10": log10, "log2": log2, "diagonal": diagonal, "pow": pow_, "__pow__": pow_, "inner": inner,
+           "matmul": matmul, "__matmul__": matmul}
 
 
 class LowerForOnnx(Pass):
