@@ -89,6 +89,10 @@ def composed_then_method(a, t, b, u):
     return p.scaled_t()
 
 
+def subclass_norm(v):
+    return lib.subclass_norm(v)
+
+
 def _takes_a_list(module, attr):
     try:
         with warnings.catch_warnings():
@@ -181,3 +185,10 @@ def test_a_method_of_an_object_a_library_operator_made_converts_its_branch():
     # `p = pose_a @ pose_b` was taken for an array (a matmul), so `p.scaled_t()` ran without the
     # library conversion and its branch on the angle was refused (zeros take the `if` arm)
     _exact(composed_then_method, [(), (2,), (), (2,)], make=lambda *v: tuple(np.asarray(x) for x in v))
+
+
+def test_a_view_as_an_ndarray_subclass_is_refused_naming_the_subclass():
+    # the message said the view reinterpreted the array's bytes (scikit-spatial's Vector(v))
+    with pytest.raises((UnsupportedArgumentError, ProblemsError),
+                       match=r"library_gaps_lib\.py:\d+.*view\(Vector\).*an ndarray subclass \(Vector\)"):
+        leapp.compile(subclass_norm, strict=True)(np.ones(3))

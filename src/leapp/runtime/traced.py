@@ -368,9 +368,17 @@ class TracedNpArray(np.ndarray):
         if state.current() is not None and (self._lp_node is not None or self._lp_parent is not None):
             # x.view(dtype) reinterprets the bytes: no graph op reproduces that across formats,
             # so it is the user's argument form to change (as the table entry says), not an untraced call
+            kind = args[0] if args else kwargs.get("type", kwargs.get("dtype"))
+            if isinstance(kind, type) and issubclass(kind, _ndarray):
+                # scikit-spatial's Vector(v): np.asarray(v).view(Vector)
+                raise UnsupportedArgumentError(
+                    f"{record.format_loc(_loc())}: ndarray.view{_args_text(args, kwargs)} cannot be traced: "
+                    f"it makes an ndarray subclass ({kind.__name__}), whose own methods and NumPy hooks "
+                    "leapp does not trace (a graph is traced for plain arrays); compute with plain "
+                    "arrays (np.asarray) instead of the subclass.")
             raise UnsupportedArgumentError(
                 f"{record.format_loc(_loc())}: ndarray.view{_args_text(args, kwargs)} cannot be traced: "
-                "reinterpreting an array's bytes (view with a dtype or type) has no graph equivalent; "
+                "reinterpreting an array's bytes (view with a dtype) has no graph equivalent; "
                 "use x.astype(dtype) to convert values, or x.view() for a plain view.")
         return _plain_view(self, _ndarray).view(*args, **kwargs)
 
