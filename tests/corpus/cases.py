@@ -473,7 +473,7 @@ spatialmath|smb.qpositive(q)|q:quat|convert|spatialmath/base/quaternions.py:80|c
 spatialmath|smb.tr2eul(m)|m:rot|convert|spatialmath/base/transforms3d.py:1111|control-flow
 spatialmath|smb.unitvec(v)|v:vec3|refuse|spatialmath/base/vectors.py:171|control-flow
 spatialmath|smb.iszerovec(v)|v:vec3|refuse|spatialmath/base/vectors.py:250|escape
-spatialmath|smb.tr2adjoint(m)|m:hom|refuse|spatialmath/base/transforms3d.py:2739|untraced
+spatialmath|smb.tr2adjoint(m)|m:hom
 spatialmath|smb.qslerp(a, b, 0.3)|a:unit_quat,b:unit_quat|refuse|spatialmath/base/quaternions.py:810|escape
 # lee (lee-groups: SO(2), SO(3), SE(2), SE(3); utiasSTARS' liegroups is not on PyPI)
 lee|lee.to_hat(v)|v:vec3
