@@ -67,3 +67,62 @@ def every_function_on_a_list(v, names):
         fn = getattr(np.linalg if module == "numpy.linalg" else np.fft if module == "numpy.fft" else np, attr)
         out.append(fn(items))
     return tuple(out)
+
+
+# scikit-kinematics' shapes (issue 17's lie corpus): each was a false refusal or a crash
+
+
+def normalize_rows(v):
+    # skinematics.vector.normalize: np.double() of an array (NumPy calls float() first and takes the
+    # array on its TypeError), then a masked write whose value's size follows the data
+    v = np.double(np.atleast_2d(v)).copy()
+    length = np.linalg.norm(v, axis=1)
+    v[length != 0] = (v[length != 0].T / length[length != 0]).T
+    (m, n) = v.shape  # the array written into keeps its size
+    return v.ravel() if m == 1 else v
+
+
+def first_row_from_2d(q0):
+    # skinematics.quat.calc_quat: a (1, 4) value written into a (4,) row
+    q_pos = np.zeros((3, 4))
+    q_pos[0, :] = np.atleast_2d(q0)
+    q_pos[1:, :] = np.atleast_2d(q0)[None] * 2.0
+    return q_pos
+
+
+def twist_adjoint(twist):
+    # lee-groups' se3.ad: np.block of 3x3 blocks, one of them a plain constant
+    w, v = twist[3:], twist[:3]
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    V = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    return np.block([[W, V], [np.zeros((3, 3)), W]])
+
+
+class Pose2:
+    """lee-groups' SE2 in small: poses compose with `@`, and a method branches on the angle."""
+
+    def __init__(self, angle, t):
+        c, s = np.cos(angle), np.sin(angle)
+        self.R = np.array([[c, -s], [s, c]])
+        self.angle, self.t = angle, t
+
+    def __matmul__(self, other):
+        return Pose2(self.angle + other.angle, self.R @ other.t + self.t)
+
+    def scaled_t(self):
+        if np.abs(self.angle) < 1e-3:
+            k = 1.0 - self.angle ** 2 / 6
+        else:
+            k = np.sin(self.angle) / self.angle
+        return k * self.t
+
+
+class Vector(np.ndarray):
+    """scikit-spatial's objects: ndarray subclasses made with np.asarray(v).view(cls)."""
+
+    def __new__(cls, array):
+        return np.asarray(array).view(cls)
+
+
+def subclass_norm(v):
+    return Vector(v * 2.0).sum()

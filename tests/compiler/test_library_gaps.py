@@ -72,6 +72,27 @@ def flat_repeats(M, v):
     return lib.flat_repeats(M, v)
 
 
+def normalize_rows(v):
+    return lib.normalize_rows(v)
+
+
+def first_row_from_2d(q0):
+    return lib.first_row_from_2d(q0)
+
+
+def twist_adjoint(v):
+    return lib.twist_adjoint(v)
+
+
+def composed_then_method(a, t, b, u):
+    p = lib.Pose2(a, t) @ lib.Pose2(b, u)
+    return p.scaled_t()
+
+
+def subclass_norm(v):
+    return lib.subclass_norm(v)
+
+
 def _takes_a_list(module, attr):
     try:
         with warnings.catch_warnings():
@@ -141,3 +162,33 @@ def test_flat_writes_land_in_the_array():
 def test_a_flat_write_numpy_fills_by_repeating_is_refused():
     with pytest.raises((UnsupportedArgumentError, ProblemsError), match="repeats the value"):
         leapp.compile(flat_repeats, strict=True)(np.ones((3, 3)), np.ones(3))
+
+
+def test_a_scalar_type_of_an_array_and_a_masked_write_in_library_code_trace():
+    # np.double(v) of a (1, 3) array recorded float() as an escape (NumPy's TypeError discards it), and
+    # the array a masked write filled was taken for one whose size follows the data (its .shape refused)
+    _exact(normalize_rows, [(3,)])
+    _exact(normalize_rows, [(4, 3)])
+
+
+def test_a_value_with_more_leading_axes_than_the_selection_is_written_as_numpy_does():
+    # NumPy drops the value's leading length-1 axes; the graph's expand_as raised a RuntimeError
+    _exact(first_row_from_2d, [(4,)])
+
+
+def test_np_block_of_traced_and_constant_blocks_traces():
+    # numpy.block had no table entry: lee-groups' se3.ad() was refused as untraced
+    _exact(twist_adjoint, [(6,)])
+
+
+def test_a_method_of_an_object_a_library_operator_made_converts_its_branch():
+    # `p = pose_a @ pose_b` was taken for an array (a matmul), so `p.scaled_t()` ran without the
+    # library conversion and its branch on the angle was refused (zeros take the `if` arm)
+    _exact(composed_then_method, [(), (2,), (), (2,)], make=lambda *v: tuple(np.asarray(x) for x in v))
+
+
+def test_a_view_as_an_ndarray_subclass_is_refused_naming_the_subclass():
+    # the message said the view reinterpreted the array's bytes (scikit-spatial's Vector(v))
+    with pytest.raises((UnsupportedArgumentError, ProblemsError),
+                       match=r"library_gaps_lib\.py:\d+.*view\(Vector\).*an ndarray subclass \(Vector\)"):
+        leapp.compile(subclass_norm, strict=True)(np.ones(3))

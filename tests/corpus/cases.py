@@ -44,6 +44,7 @@ import ahrs.filters.tilt
 import filterpy.common
 import filterpy.kalman
 import filterpy.stats
+import lee
 import modern_robotics
 import numpy as np
 import pymap3d
@@ -72,6 +73,12 @@ import rowan
 import rowan.calculus
 import rowan.geometry
 import rowan.interpolate
+import skinematics.quat
+import skinematics.rotmat
+import skinematics.vector
+import skspatial.measurement
+import skspatial.objects as sko
+import skspatial.transformation
 import transforms3d.affines
 import transforms3d.axangles
 import transforms3d.euler
@@ -468,8 +475,145 @@ spatialmath|smb.qpositive(q)|q:quat|convert|spatialmath/base/quaternions.py:80|c
 spatialmath|smb.tr2eul(m)|m:rot|convert|spatialmath/base/transforms3d.py:1111|control-flow
 spatialmath|smb.unitvec(v)|v:vec3|refuse|spatialmath/base/vectors.py:171|control-flow
 spatialmath|smb.iszerovec(v)|v:vec3|refuse|spatialmath/base/vectors.py:250|escape
-spatialmath|smb.tr2adjoint(m)|m:hom|refuse|spatialmath/base/transforms3d.py:2739|untraced
+spatialmath|smb.tr2adjoint(m)|m:hom
 spatialmath|smb.qslerp(a, b, 0.3)|a:unit_quat,b:unit_quat|refuse|spatialmath/base/quaternions.py:810|escape
+# lee (lee-groups: SO(2), SO(3), SE(2), SE(3); utiasSTARS' liegroups is not on PyPI)
+lee|lee.to_hat(v)|v:vec3
+lee|lee.to_hat(v)|v:vec6
+lee|lee.to_vee(m)|m:mat3
+lee|lee.to_vee(lee.to_hat(v))|v:vec6
+lee|lee.is_valid_hat(m)|m:mat3
+lee|lee.so_n(v).hat|v:vec3
+lee|lee.so_n(v).theta|v:vec3
+lee|lee.so_n(v).exp_map().R|v:vec3|convert|lee.py:137|control-flow
+lee|lee.so_n(v).compute_left_jacobians()|v:vec3|convert|lee.py:121|control-flow
+lee|lee.so_n(v).compute_left_jacobians(right=True)|v:vec3|convert|lee.py:121|control-flow
+lee|lee.SO_n(r).R|r:rot|refuse|lee.py:56|control-flow
+lee|lee.SO_n(r, validate=False).inverse()|r:rot
+lee|lee.SO_n(r, validate=False).log_map().vee|r:rot|refuse|lee.py:76|control-flow
+lee|lee.se3(v).hat|v:vec6
+lee|lee.se3(v).ad()|v:vec6
+lee|lee.se3(v).exp_map().X|v:vec6|convert|lee.py:137|control-flow
+lee|lee.se3(v).compute_left_jacobians()|v:vec6|convert|lee.py:193|control-flow
+lee|lee.se3(v).compute_left_jacobians(right=True)|v:vec6|convert|lee.py:193|control-flow
+lee|lee.SE3(q, t).X|q:quat,t:vec3|refuse|lee.py:286|control-flow
+lee|lee.SE3(lee.SO_n(r, validate=False), t).Ad()|r:rot,t:vec3
+lee|lee.SE3(lee.SO_n(r, validate=False), t).Ad_inv()|r:rot,t:vec3
+lee|lee.SE3(lee.SO_n(r, validate=False), t).inverse()|r:rot,t:vec3
+lee|lee.SE3(lee.SO_n(r, validate=False), t).inverse_pose().X|r:rot,t:vec3
+lee|lee.SE3(lee.SO_n(r, validate=False), t) @ p|r:rot,t:vec3,p:vec3
+lee|lee.SE3(lee.SO_n(r, validate=False), t) @ p.T|r:rot,t:vec3,p:vecs3
+lee|(lee.SE3(lee.SO_n(a, validate=False), t) @ lee.SE3(lee.SO_n(b, validate=False), u)).X|a:rot,t:vec3,b:rot,u:vec3
+lee|lee.SE3(lee.SO_n(r, validate=False), t).boxplus(d).X|r:rot,t:vec3,d:vec6|convert|lee.py:137|control-flow
+lee|lee.SE3(lee.SO_n(r, validate=False), t).Log()|r:rot,t:vec3|refuse|lee.py:76|control-flow
+lee|lee.se2(v).hat|v:vec3
+lee|lee.se2(v).ad()|v:vec3
+lee|lee.se2(v).exp_map().X|v:vec3|convert|lee.py:137|control-flow
+lee|lee.se2(v).compute_left_jacobians()|v:vec3|convert|lee.py:327|control-flow
+lee|lee.SE2(a, t).X|a:angle,t:vec2
+lee|lee.SE2(a, t).theta|a:angle,t:vec2
+lee|lee.SE2(a, t).Ad()|a:angle,t:vec2
+lee|lee.SE2(a, t).Ad_inv()|a:angle,t:vec2
+lee|lee.SE2(a, t).inverse()|a:angle,t:vec2
+lee|lee.SE2(a, t) @ p|a:angle,t:vec2,p:vec2
+lee|lee.SE2(a, t).rotation.log_map().vee|a:angle,t:vec2
+lee|lee.SE2(a, t).Log()|a:angle,t:vec2|convert|lee.py:121|control-flow
+lee|lee.SE2(a, t).boxminus(lee.SE2(b, u))|a:angle,t:vec2,b:angle,u:vec2|convert|lee.py:121|control-flow
+lee|(lee.SE2(a, t) @ lee.SE2(b, u)).Log()|a:angle,t:vec2,b:angle,u:vec2|convert|lee.py:121|control-flow
+# skspatial (scikit-spatial: its objects are ndarray subclasses whose constructor checks the values)
+skspatial|skspatial.transformation.transform_coordinates(p, o, [a, b])|p:vecs3,o:vec3,a:vec3,b:vec3
+skspatial|skspatial.transformation.transform_coordinates(p, o, m)|p:vecs3,o:vec3,m:rot
+skspatial|sko.Vector(v).norm()|v:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(v).unit()|v:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).cross(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).cosine_similarity(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).angle_between(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).angle_signed(b)|a:vec2,b:vec2|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).angle_signed_3d(b, LOOK_Z)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).scalar_projection(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).project_vector(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).is_perpendicular(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).is_parallel(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector(a).side_vector(b)|a:vec2,b:vec2|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Vector.from_points(a, b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Point(a).distance_point(b)|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Line(p, d).project_point(x)|p:vec3,d:vec3,x:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Line(p, d).project_points(x)|p:vec3,d:vec3,x:vecs3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Line(p, d).distance_point(x)|p:vec3,d:vec3,x:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Line(p, d).distance_points(x)|p:vec3,d:vec3,x:vecs3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Line(p, d).to_point(2.0)|p:vec3,d:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Line(p, d).transform_points(x)|p:vec3,d:vec3,x:vecs3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Line.from_points(a, b).direction|a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane(p, n).project_point(x)|p:vec3,n:vec3,x:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane(p, n).project_points(x)|p:vec3,n:vec3,x:vecs3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane(p, n).project_vector(v)|p:vec3,n:vec3,v:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane(p, n).distance_point_signed(x)|p:vec3,n:vec3,x:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane(p, n).distance_points_signed(x)|p:vec3,n:vec3,x:vecs3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane(p, n).side_point(x)|p:vec3,n:vec3,x:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane(p, n).intersect_line(sko.Line(a, b))|p:vec3,n:vec3,a:vec3,b:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Plane.from_points(a, b, c).normal|a:vec3,b:vec3,c:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Points(x).centroid()|x:vecs3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|sko.Points(x).mean_center()|x:vecs3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|skspatial.measurement.area_triangle(a, b, c)|a:vec3,b:vec3,c:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|skspatial.measurement.volume_tetrahedron(a, b, c, d)|a:vec3,b:vec3,c:vec3,d:vec3|refuse|skspatial/objects/_base_array.py:26|control-flow
+skspatial|skspatial.measurement.area_signed(x)|x:vecs2|refuse|skspatial/objects/_base_array.py:26|control-flow
+# skinematics (scikit-kinematics: quaternions as rows, angles in degrees)
+skinematics|skinematics.quat.q_mult(a, b)|a:quat,b:quat
+skinematics|skinematics.quat.q_mult(a, b)|a:quats,b:quats
+skinematics|skinematics.quat.q_mult(a, b)|a:quats,b:quat
+skinematics|skinematics.quat.q_mult(a, b)|a:small3,b:small3|refuse|skinematics/quat.py:776|control-flow
+skinematics|skinematics.quat.q_conj(q)|q:quat
+skinematics|skinematics.quat.q_conj(q)|q:quats
+skinematics|skinematics.quat.q_inv(q)|q:quat
+skinematics|skinematics.quat.q_inv(q)|q:quats
+skinematics|skinematics.quat.q_inv(v)|v:small3
+skinematics|skinematics.quat.quat2deg(q)|q:unit_quat
+skinematics|skinematics.quat.quat2deg(q)|q:quats
+skinematics|skinematics.quat.deg2quat(d)|d:degs3
+skinematics|skinematics.quat.quat2seq(q)|q:quats
+skinematics|skinematics.quat.quat2seq(q, "Helmholtz")|q:quats
+skinematics|skinematics.quat.quat2seq(q, "Euler")|q:quats
+skinematics|skinematics.quat.q_vector(q)|q:quats
+skinematics|skinematics.quat.q_scalar(q)|q:quats
+skinematics|skinematics.quat.q_scalar(v)|v:small_vecs3
+skinematics|skinematics.quat.unit_q(q)|q:quats
+skinematics|skinematics.quat.unit_q(v)|v:small_vecs3|refuse|skinematics/quat.py:776|control-flow
+skinematics|skinematics.quat.convert(q)|q:unit_quat
+skinematics|skinematics.quat.convert(q)|q:quats
+skinematics|skinematics.quat.convert(q, "Gibbs")|q:quats
+skinematics|(skinematics.quat.Quaternion(a) * skinematics.quat.Quaternion(b)).values|a:quats,b:quats
+skinematics|skinematics.quat.Quaternion(q).inv().values|q:quats
+skinematics|skinematics.quat.Quaternion(q).export("rotmat")|q:quats
+skinematics|skinematics.quat.Quaternion(e, "Fick").values|e:degs3|refuse|skinematics/quat.py:148|state
+skinematics|skinematics.quat.calc_quat(w, q, 100.0, "sf")|w:vecs3,q:quat|refuse|skinematics/quat.py:776|control-flow
+skinematics|skinematics.quat.calc_angvel(q, 100.0)|q:quats|refuse|skinematics/quat.py:926|c-code
+skinematics|skinematics.rotmat.R("x", a)|a:angle
+skinematics|skinematics.rotmat.R(2, a)|a:angle
+skinematics|skinematics.rotmat.R_2d(a)|a:angle
+skinematics|skinematics.rotmat.stm("y", a, t)|a:angle,t:vec3
+skinematics|skinematics.rotmat.dh(a, b, c, d)|a:angle,b:angle,c:angle,d:angle
+skinematics|skinematics.rotmat.sequence(m)|m:rot
+skinematics|skinematics.rotmat.sequence(m, "nautical")|m:rot
+skinematics|skinematics.rotmat.sequence(m, "Helmholtz")|m:rot
+skinematics|skinematics.rotmat.convert(m)|m:rot|refuse|skinematics/rotmat.py:612|control-flow
+skinematics|skinematics.rotmat.seq2quat(e)|e:degs3
+skinematics|skinematics.rotmat.seq2quat(e, "Helmholtz")|e:degs3
+skinematics|skinematics.rotmat.seq2quat(e, "Euler")|e:degs3
+skinematics|skinematics.vector.normalize(v)|v:vec3
+skinematics|skinematics.vector.normalize(v)|v:vecs3
+skinematics|skinematics.vector.angle(a, b)|a:vec3,b:vec3
+skinematics|skinematics.vector.angle(a, b)|a:vecs3,b:vecs3
+skinematics|skinematics.vector.project(a, b)|a:vec3,b:vec3
+skinematics|skinematics.vector.project(a, b)|a:vecs3,b:vecs3
+skinematics|skinematics.vector.project(a, b, "2D")|a:vecs3,b:vec3|convert|skinematics/vector.py:214|control-flow
+skinematics|skinematics.vector.GramSchmidt(a, b, c)|a:vec3,b:vec3,c:vec3
+skinematics|skinematics.vector.plane_orientation(a, b, c)|a:vec3,b:vec3,c:vec3
+skinematics|skinematics.vector.q_shortest_rotation(a, b)|a:vec3,b:vec3
+skinematics|skinematics.vector.rotate_vector(v, q)|v:vec3,q:unit_quat
+skinematics|skinematics.vector.rotate_vector(v, q)|v:vecs3,q:unit_quat
+skinematics|skinematics.vector.target2orient(t)|t:vec3
+skinematics|skinematics.vector.target2orient(t, "Fick")|t:vec3
+skinematics|skinematics.vector.target2orient(t, "Helmholtz")|t:vec3
 """
 
 REASONS = ("control-flow", "escape", "untraced", "c-code", "state", "bypass", "convention")

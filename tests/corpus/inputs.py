@@ -101,6 +101,18 @@ def _angles(shape):
     }
 
 
+def _degrees(shape):
+    """Angles in degrees (scikit-kinematics' sequences): a draw in (-180, 180) and a gimbal lock."""
+    def fresh(rng):
+        return rng.uniform(-180.0, 180.0, size=shape)
+    return fresh, {
+        "zeros": lambda rng: np.zeros(shape),
+        "gimbal": lambda rng: _with(np.zeros(shape), (..., 1), 90.0),
+        "negative": lambda rng: -np.abs(fresh(rng)),
+        "nan": lambda rng: _with(fresh(rng), (0,) * len(shape), np.nan),
+    }
+
+
 def _positive(shape, low, high):
     def fresh(rng):
         return rng.uniform(low, high, size=shape)
@@ -169,6 +181,9 @@ KINDS = {
     "frames": _generic((4, 32)),
     "pos_frames": _positive((4, 32), 0.01, 4.0),
     "feat": _generic((6, 5)),
+    "vecs2": _generic((5, 2)),
+    "small_vecs3": _generic((5, 3), 0.3),
+    "degs3": _degrees((3,)),
 }
 
 

@@ -341,3 +341,49 @@ def test_bool_times_a_python_bool_and_heaviside_of_a_0d_value_export(tmp_path):
             value = np.asarray(value)
             assert got[key].dtype == value.dtype and got[key].shape == value.shape, key
             np.testing.assert_array_equal(got[key], value, err_msg=key)
+
+
+@leapp.compile
+def _jacobian_terms(theta, k):
+    # lee-groups' so_n.compute_left_jacobians: `1 / theta ** 2` of a 0-d float64 angle
+    return {"c": (1 - np.cos(theta)) / theta ** 2, "inv": 1 / np.square(theta), "k": k ** 2}
+
+
+def test_the_square_of_a_0d_value_keeps_its_dtype_in_onnx(tmp_path):
+    # the exporter writes torch.square as Mul of its operand with itself and typed a 0-d float64
+    # operand as a Python scalar: the file computed in float32 (the export check refused it)
+    for theta, k in ((np.array(1.2144), np.array(3, np.int32)), (np.array(0.5, np.float32), np.array(-7, np.int16))):
+        want = _jacobian_terms.fn(theta, k)
+        _jacobian_terms(theta, k)
+        path = str(tmp_path / f"sq_{theta.dtype}.onnx")
+        description = _jacobian_terms.export(path, "onnx")
+        names = [p["name"] for p in description["inputs"]]
+        got = export_formats.LOADERS["onnx"](path, names)({"theta": theta, "k": k})
+        for g, (key, w) in zip(got, want.items(), strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape, key
+            np.testing.assert_allclose(g, w, rtol=1e-15, err_msg=key)
+
+
+@leapp.compile
+def _inverse_translation(b, u, m):
+    # lee-groups' SE2.inverse_pose: R.T @ t; and a batch of transposed matrices times a vector
+    c, s = np.cos(b), np.sin(b)
+    rt = np.array([[c, -s], [s, c]]).T
+    return {"t": rt @ u, "batch": np.swapaxes(m, -1, -2) @ u, "dot": np.dot(m[0].T, u)}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_transposed_matrix_times_a_vector_is_numpys_in_onnxruntime(tmp_path, dtype):
+    # onnxruntime fuses the Transpose into MatMul and ignored it when the other operand is 1-d:
+    # R.T @ v came out R @ v (the export check refused the file)
+    rng = np.random.default_rng(3)
+    args = (np.array(-2.2, dtype), rng.normal(size=2).astype(dtype), rng.normal(size=(3, 2, 2)).astype(dtype))
+    want = _inverse_translation.fn(*args)
+    _inverse_translation(*args)
+    path = str(tmp_path / f"rt_{np.dtype(dtype).name}.onnx")
+    description = _inverse_translation.export(path, "onnx")
+    names = [p["name"] for p in description["inputs"]]
+    got = export_formats.LOADERS["onnx"](path, names)(dict(zip(("b", "u", "m"), args, strict=True)))
+    for g, (key, w) in zip(got, want.items(), strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape, key
+        np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=key)

@@ -1351,6 +1351,7 @@ ELEMENTWISE = {
     torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.div, torch.true_divide,
     torch.pow, torch.float_power, torch.fmod, torch.eq, torch.ne, torch.lt, torch.le, torch.gt,
     torch.ge, torch.logical_and, torch.logical_or, torch.logical_xor, torch.atan2, torch.logaddexp,
+    torch.square,  # a unary op, but the exporter writes it as Mul of the 0-d operand with itself
     torch.logaddexp2, torch.nextafter, torch.ldexp, torch.heaviside, torch.gcd, torch.lcm,
     operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
     operator.pow, operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
@@ -1360,7 +1361,7 @@ ELEMENTWISE = {
     atan2, log10, log2, exp2, float_power, pow_, sinc, heaviside, ldexp, signbit, positive, logaddexp,
     logaddexp2, isclose, right_shift, left_shift, bitwise_not, asinh, acosh, atanh,
 }
-_METHOD_OPS = {"add", "sub", "mul", "div", "pow", "fmod", "eq", "ne", "lt", "le", "gt", "ge",
+_METHOD_OPS = {"add", "sub", "mul", "div", "pow", "fmod", "eq", "ne", "lt", "le", "gt", "ge", "square",
                "__add__", "__sub__", "__mul__", "__truediv__", "__radd__", "__rsub__", "__rmul__",
                "__rtruediv__", "__pow__", "__rpow__"}
 
@@ -1495,7 +1496,7 @@ FUNCTIONS = {
     torch.argsort: argsort, torch.sort: sort, torch.argmax: argmax, torch.argmin: argmin,
     torch.amax: amax, torch.amin: amin, torch.where: where, torch.clamp: clamp, torch.clip: clamp,
     torch.add: add, torch.mul: mul, torch.mean: mean, torch.sum: sum_, torch.prod: prod_, torch.pow: pow_,
-    torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm,
+    torch.linalg.matrix_norm: matrix_norm, torch.linalg.vector_norm: vector_norm, torch.matmul: matmul,
     torch.bitwise_not: bitwise_not, torch.asinh: asinh, torch.arcsinh: asinh, torch.acosh: acosh,
     torch.arccosh: acosh, torch.atanh: atanh, torch.arctanh: atanh, torch.atan: atan,
     torch.arctan: atan, torch.tan: tan, torch.sin: sin, torch.cos: cos, torch.asin: asin, torch.arcsin: asin, torch.acos: acos,
@@ -1517,7 +1518,8 @@ METHODS = {"unfold": unfold, "expm1": expm1, "trunc": trunc, "argsort": argsort,
            "bitwise_not": bitwise_not, "__invert__": bitwise_not, "atan2": atan2, "cummax": cummax,
            "cummin": cummin, "atan": atan, "arctan": atan, "tan": tan, "sin": sin, "cos": cos, "asin": asin,
            "arcsin": asin, "acos": acos, "arccos": acos, "asinh": asinh, "acosh": acosh, "atanh": atanh,
-           "log10": log10, "log2": log2, "diagonal": diagonal, "pow": pow_, "__pow__": pow_, "inner": inner}
+           "log10": log10, "log2": log2, "diagonal": diagonal, "pow": pow_, "__pow__": pow_, "inner": inner,
+           "matmul": matmul, "__matmul__": matmul}
 
 
 class LowerForOnnx(Pass):

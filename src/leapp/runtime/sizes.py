@@ -18,9 +18,20 @@ from .ir import Node, fold_operands, nodes_in
 _BOOL = "b"
 
 
+# a write gives the array written into, whatever size the value written had (``v[m] = v[m] / n[m]``)
+_WRITES = frozenset({"ndarray.__setitem__", "leapp.write_index", "leapp.write_shape", "leapp.write_permute"})
+
+
 def data_sized(trace, node) -> bool:
     memo = trace.__dict__.setdefault("_data_sized", {})
-    return fold_operands(memo, node, lambda n, sized: _decides_size(n) or bool(n.shape) and any(sized))
+
+    def combine(n, sized):
+        if n.op in _WRITES:
+            target = n.args[0]
+            return isinstance(target, Node) and memo[target.index]
+        return _decides_size(n) or bool(n.shape) and any(sized)
+
+    return fold_operands(memo, node, combine)
 
 
 def _decides_size(n) -> bool:

@@ -368,9 +368,17 @@ class TracedNpArray(np.ndarray):
         if state.current() is not None and (self._lp_node is not None or self._lp_parent is not None):
             # x.view(dtype) reinterprets the bytes: no graph op reproduces that across formats,
             # so it is the user's argument form to change (as the table entry says), not an untraced call
+            kind = args[0] if args else kwargs.get("type", kwargs.get("dtype"))
+            if isinstance(kind, type) and issubclass(kind, _ndarray):
+                # scikit-spatial's Vector(v): np.asarray(v).view(Vector)
+                raise UnsupportedArgumentError(
+                    f"{record.format_loc(_loc())}: ndarray.view{_args_text(args, kwargs)} cannot be traced: "
+                    f"it makes an ndarray subclass ({kind.__name__}), whose own methods and NumPy hooks "
+                    "leapp does not trace (a graph is traced for plain arrays); compute with plain "
+                    "arrays (np.asarray) instead of the subclass.")
             raise UnsupportedArgumentError(
                 f"{record.format_loc(_loc())}: ndarray.view{_args_text(args, kwargs)} cannot be traced: "
-                "reinterpreting an array's bytes (view with a dtype or type) has no graph equivalent; "
+                "reinterpreting an array's bytes (view with a dtype) has no graph equivalent; "
                 "use x.astype(dtype) to convert values, or x.view() for a plain view.")
         return _plain_view(self, _ndarray).view(*args, **kwargs)
 
@@ -417,6 +425,10 @@ class TracedNpArray(np.ndarray):
         return bool(_plain_view(self, _ndarray))
 
     def __float__(self):
+        if _ndarray.size.__get__(self) != 1:
+            # NumPy raises TypeError: no value leaves. NumPy's scalar types call this first and
+            # take the array on that error (`np.double(v)` of a (1, 3) array is `v`)
+            return float(_plain_view(self, _ndarray))
         _escape(self, "float() of a traced array (also math.* functions)",
                 "the value is frozen into the graph; use NumPy functions (np.sqrt, ...) and "
                 "keep the 0-d array")
@@ -426,6 +438,8 @@ class TracedNpArray(np.ndarray):
             raise EscapeError(not_a_number("float()", self, "NumPy functions on the array")) from error
 
     def __int__(self):
+        if _ndarray.size.__get__(self) != 1:
+            return int(_plain_view(self, _ndarray))  # NumPy raises TypeError: no value leaves
         _escape(self, "int() of a traced array", "the value is frozen into the graph; keep the "
                 "0-d array, or .astype(np.int64) to convert; if it sets a size or slice bound, keep "
                 "the shape fixed with np.where(mask, x, fill)")
@@ -435,6 +449,8 @@ class TracedNpArray(np.ndarray):
             raise EscapeError(not_a_number("int()", self, "NumPy functions on the array")) from error
 
     def __complex__(self):
+        if _ndarray.size.__get__(self) != 1:
+            return complex(_plain_view(self, _ndarray))  # NumPy raises TypeError: no value leaves
         _escape(self, "complex() of a traced array", "keep the array")
         try:
             return complex(_plain_view(self, _ndarray))

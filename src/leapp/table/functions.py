@@ -69,6 +69,7 @@ FUNCTIONS = [
     _f("hstack", "torch.cat", S),
     _f("vstack", "torch.cat", S, aliases=("row_stack",)),
     _f("column_stack", "torch.cat", S),
+    _f("block", "torch.cat", S, note="Nested lists as NumPy assembles them: the innermost along the last axis."),
     _f("split", "torch.split", S),
     _f("array_split", "torch.tensor_split", S),
     _f("swapaxes", "torch.transpose", S, view="permute"),

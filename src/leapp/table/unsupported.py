@@ -91,7 +91,7 @@ UNSUPPORTED += [
     *_group("select choose", _NOT_YET, "nest np.where(cond, a, b) calls"),
     *_group("array_equiv put", _NOT_YET,
             "np.all(a == b) for array_equiv; np.put_along_axis on x.ravel() for put"),
-    *_group("delete insert place resize unstack block require asfortranarray astype", _NOT_YET,
+    *_group("delete insert place resize unstack require asfortranarray astype", _NOT_YET,
             "use slicing with np.concatenate, np.where for masked writes, x.astype(dtype) for casts"),
     *_group("ravel_multi_index unravel_index", _NOT_YET, "compute flat indices with arithmetic (i * ncols + j, "
             "i // ncols, i % ncols)"),

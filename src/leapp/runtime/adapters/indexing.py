@@ -88,6 +88,23 @@ def getitem(m, x, index):
     return take_index(m, m.tensor(x), index, m.shape_of(x))
 
 
+def _stand_in(m, item):
+    """An index item NumPy can apply at the traced shapes: a traced mask or index array by one of
+    its dtype and trace-time shape (only the selection's number of axes is read from it)."""
+    if isinstance(item, torch.fx.Proxy):
+        bool_ = m.np_dtype(item) == np.bool_
+        return np.ones(m.shape_of(item), bool) if bool_ else np.zeros(m.shape_of(item), np.int64)
+    if isinstance(item, list) and _holds_proxy(item):
+        return np.asarray([_stand_in(m, v) for v in item])
+    return item
+
+
+def _selected_ndim(m, index, shape):
+    """How many axes ``x[index]`` has, for an ``x`` of NumPy shape ``shape``."""
+    items = _items(index)
+    return np.empty(shape, np.int8)[tuple(_stand_in(m, i) for i in items)].ndim
+
+
 @impl("ndarray.__setitem__", "leapp.write_index")
 def setitem(m, x, index, value):
     shape = tuple(m.shape)
@@ -95,6 +112,11 @@ def setitem(m, x, index, value):
     positions = m.tensor(np.arange(size, dtype=np.int64).reshape(shape))
     picked = take_index(m, positions, index, shape)
     v = m.tensor(value, m.dtype) if not isinstance(value, torch.fx.Proxy) else m.cast(value, m.dtype)
+    # NumPy drops a value's leading axes beyond the selection's (`q[0, :] = unit_q(q0)`, a (1, 4)
+    # value into a (4,) row; NumPy requires them to be 1), where expand_as refuses them
+    extra = len(m.shape_of(value)) - _selected_ndim(m, index, shape)
+    if extra > 0:
+        v = torch.reshape(v, tuple(m.shape_of(value))[extra:])
     flat = torch.reshape(m.tensor(x), (-1,))
     flat = flat.index_put((picked.reshape(-1),), v.expand_as(picked).reshape(-1))
     return torch.reshape(flat, shape)

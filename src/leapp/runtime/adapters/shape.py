@@ -98,6 +98,29 @@ def vstack(m, tup, *, dtype=None, casting=None):
     return torch.cat([_atleast(m, m.tensor(a, m.dtype), 2) for a in tup], 0)
 
 
+@impl("numpy.block")
+def block(m, arrays):
+    """NumPy's rule: a nesting depth ``d`` of lists concatenates its innermost lists along the last
+    axis, the next along the second last, ...; every item first gets leading axes up to the result's
+    number of axes (the larger of ``d`` and the items' own)."""
+    def depth(x):
+        return 1 + depth(x[0]) if isinstance(x, list) and x else 0  # NumPy refuses unequal depths
+
+    def items(x):
+        return [leaf for v in x for leaf in items(v)] if isinstance(x, list) else [x]
+
+    lists = depth(arrays)
+    ndim = max([lists, *(len(m.shape_of(leaf)) for leaf in items(arrays))])
+
+    def build(x, level):
+        if isinstance(x, list):
+            return torch.cat([build(v, level + 1) for v in x], level - lists)
+        t = m.tensor(x, m.dtype)
+        return t[(None,) * (ndim - len(m.shape_of(x)))]  # leading axes, whatever the sizes
+
+    return build(arrays, 0)
+
+
 @impl("numpy.column_stack")
 def column_stack(m, tup):
     parts = []
