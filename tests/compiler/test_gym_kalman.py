@@ -1,0 +1,53 @@
+"""What the corpus' gymnasium, pykalman and simdkalman sections found (issue 17: real code leapp had
+not seen), through ``leapp.compile`` from source: each test failed before its fix.
+
+State that library code keeps on objects outliving the call (gymnasium's RunningMeanStd updated
+inside the traced function, a DelayObservation queue) is refused naming where the traced value was
+found, the object is left holding NumPy's plain value, and a second call is refused again, never
+answered from frozen state; declared as state (``leapp.compile(state=...)``) it is exact call after
+call. The seed API reports such state at the line that uses it in a later pass and leaves no traced
+array behind when the session closes."""
+
+from __future__ import annotations
+
+import collections
+import warnings
+
+import numpy as np
+import pytest
+from agree import same
+
+import leapp
+from leapp import annotate
+from leapp.errors import ProblemsError, UnsupportedArgumentError, ValidationError
+
+from . import gym_kalman_lib as lib
+
+RNG = np.random.default_rng(17)
+
+
+def _same(got, want):
+    same(got, want, rtol=1e-12, atol=1e-300)
+
+
+def split_by_sizes(x):
+    return lib.split_by_sizes(x, [3, 4, 2])
+
+
+def split_at_array(x):
+    return lib.split_at_array(x)
+
+
+@pytest.mark.parametrize("fn", [split_by_sizes, split_at_array])
+def test_np_split_at_an_array_of_indices_traces_exactly(fn, tmp_path):
+    # lowering called int() on the indices (a graph constant): InternalError, "a leapp bug"
+    cf = leapp.compile(fn, strict=True)
+    for x in (RNG.normal(size=9), np.zeros(9), np.arange(9.0) * -1e3):
+        _same(cf(x), fn(x))
+    # each piece is sliced: an ONNX file declares every output's own shape (tensor_split at indices
+    # declared each one the shape of the last)
+    onnx = pytest.importorskip("onnx")
+    path = tmp_path / "split.onnx"
+    cf.export(str(path))
+    declared = [[d.dim_value for d in o.type.tensor_type.shape.dim] for o in onnx.load(str(path)).graph.output]
+    assert declared == [[p.size] for p in fn(np.zeros(9))]
