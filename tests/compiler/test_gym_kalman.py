@@ -51,3 +51,15 @@ def test_np_split_at_an_array_of_indices_traces_exactly(fn, tmp_path):
     cf.export(str(path))
     declared = [[d.dim_value for d in o.type.tensor_type.shape.dim] for o in onnx.load(str(path)).graph.output]
     assert declared == [[p.size] for p in fn(np.zeros(9))]
+
+
+def one_hot_multi(x):
+    return lib.one_hot_multi(x, [2, 3, 2])
+
+
+def test_a_size_computed_from_constants_inside_the_trace_is_no_escape():
+    # offsets = np.zeros(...); offsets[1:] = np.cumsum(nvec); np.zeros(offsets[-1]): the size is a
+    # traced constant, the same on every call, and was refused as "a size from the data"
+    cf = leapp.compile(one_hot_multi, strict=True)
+    for x in (np.array([0, 2, 1]), np.array([1, 0, 0]), np.array([1, 2, 1])):
+        _same(cf(x), one_hot_multi(x))

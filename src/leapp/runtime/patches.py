@@ -158,11 +158,15 @@ def _bypass(trace, name, original, args, kwargs):
             return a
         return record.record_call(name, original, args, kwargs, _loc())
     if traced and name in _SIZED and name != "numpy.full":
-        loc = _loc()
-        scalar_args.check_untraced(trace, f"{name} (its size)", args, kwargs, loc)  # a scalar argument: specialised
-        message = (f"{name} at {record.format_loc(loc)} takes its size from traced data: the size of "
-                   f"the result depends on the data; use a fixed size")
-        record.report(trace, "escape", name, loc, message, EscapeError, EscapeWarning)
+        # a size computed while tracing from constants only (gymnasium's MultiDiscrete flatten:
+        # offsets = np.zeros(...); offsets[1:] = np.cumsum(nvec); np.zeros(offsets[-1])) is the
+        # same on every call: made from the plain values, as a traced constant below
+        if constness.any_data(trace, [*args, *(kwargs or {}).values()]):
+            loc = _loc()
+            scalar_args.check_untraced(trace, f"{name} (its size)", args, kwargs, loc)  # a scalar argument: specialised
+            message = (f"{name} at {record.format_loc(loc)} takes its size from traced data: the size of "
+                       f"the result depends on the data; use a fixed size")
+            record.report(trace, "escape", name, loc, message, EscapeError, EscapeWarning)
         traced = False
     if traced:
         return record.record_call(name, original, args, kwargs, _loc())
