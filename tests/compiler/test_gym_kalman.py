@@ -63,3 +63,23 @@ def test_a_size_computed_from_constants_inside_the_trace_is_no_escape():
     cf = leapp.compile(one_hot_multi, strict=True)
     for x in (np.array([0, 2, 1]), np.array([1, 0, 0]), np.array([1, 2, 1])):
         _same(cf(x), one_hot_multi(x))
+
+
+def weighted(x):
+    return lib.weighted_by_factors(x, [0.5, 2.0, -1.0])
+
+
+def test_an_object_array_made_while_tracing_stays_a_numpy_object_array():
+    # np.zeros(n, dtype=object) became a traced array, so factors[i] came back as a 0-d traced
+    # array instead of the object stored there (AttributeError, a raw exception in the seed API)
+    cf = leapp.compile(weighted, strict=True)
+    for x in (RNG.normal(size=3), np.zeros(3)):
+        _same(cf(x), weighted(x))
+    leapp.start("objects")
+    try:
+        for _ in range(2):
+            v = annotate.input_tensors("n", {"x": RNG.normal(size=3)})
+            annotate.output_tensors("n", {"y": weighted(v)})
+    finally:
+        leapp.stop()
+    leapp.compile_graph(validate=True)

@@ -38,6 +38,7 @@ from ..ast_pass.parsing import parse
 from ..errors import EscapeError, EscapeWarning, UntracedCallError, UntracedCallWarning
 from ..table.math_module import MATH_FUNCTIONS
 from . import concatenators, constness, flat, library_args, math_calls, record, scalar_args, state
+from .inputs import _NO_TENSOR_DTYPE
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -171,8 +172,8 @@ def _bypass(trace, name, original, args, kwargs):
     if traced:
         return record.record_call(name, original, args, kwargs, _loc())
     result = original(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))
-    if not isinstance(result, np.ndarray) or trace.quiet:
-        return result
+    if not isinstance(result, np.ndarray) or trace.quiet or result.dtype.kind in _NO_TENSOR_DTYPE:
+        return result  # an object array (pykalman's list of UDU factorisations) holds no graph value
     # A fresh array made while tracing: a traced constant, so that writes of
     # traced values into it (buf[0] = x) are recorded, not lost.
     return record.wrap(result, trace.const(result, _loc()))
