@@ -83,3 +83,19 @@ def test_an_object_array_made_while_tracing_stays_a_numpy_object_array():
     finally:
         leapp.stop()
     leapp.compile_graph(validate=True)
+
+
+PRIOR = np.arange(6.0).reshape(2, 3, 1)
+
+
+def keep_prior(m, y):
+    return lib.keep_prior_where_nan(m, PRIOR, y)
+
+
+def test_a_masked_write_keeps_the_size_of_the_array_it_writes_into():
+    # m1[is_nan] = prior[is_nan] marked m1's size as decided by the data, so reading m1.shape
+    # afterwards (simdkalman's autoshape) was refused as an escape
+    cf = leapp.compile(keep_prior, strict=True)
+    m = RNG.normal(size=(2, 3, 1))
+    for y in (RNG.normal(size=(2, 3, 1)), np.where(np.arange(6).reshape(2, 3, 1) == 4, np.nan, 1.0)):
+        _same(cf(m, y), keep_prior(m, y))

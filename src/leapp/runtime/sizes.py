@@ -3,7 +3,7 @@
 A result of boolean-mask indexing or of a table entry marked ``data_sized``
 (``np.nonzero``, ``np.flatnonzero``, ``np.argwhere``, ``np.where(cond)``) has
 a size that follows the data, and so does every array computed from one that
-is not 0-d. The graph follows such sizes; Python does not: ``len(x[mask])``,
+is not 0-d (a write into an array keeps that array's size). The graph follows such sizes; Python does not: ``len(x[mask])``,
 ``order.size > 0`` or ``for i in idx`` read the trace-time number into Python,
 where it is frozen. TracedNpArray asks ``data_sized`` when Python reads a size
 and refuses the read (an escape). Nothing is computed while tracing: the
@@ -20,7 +20,18 @@ _BOOL = "b"
 
 def data_sized(trace, node) -> bool:
     memo = trace.__dict__.setdefault("_data_sized", {})
-    return fold_operands(memo, node, lambda n, sized: _decides_size(n) or bool(n.shape) and any(sized))
+
+    def combine(n, sized):
+        if _decides_size(n):
+            return True
+        if not n.shape:
+            return False
+        if n.op == "ndarray.__setitem__":  # a write keeps its target's size, whatever it writes:
+            base = n.args[0]             # m[is_nan] = prior[is_nan] (simdkalman's NaN check)
+            return isinstance(base, Node) and memo.get(base.index, True)
+        return any(sized)
+
+    return fold_operands(memo, node, combine)
 
 
 def _decides_size(n) -> bool:
