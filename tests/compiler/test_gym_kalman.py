@@ -99,3 +99,84 @@ def test_a_masked_write_keeps_the_size_of_the_array_it_writes_into():
     m = RNG.normal(size=(2, 3, 1))
     for y in (RNG.normal(size=(2, 3, 1)), np.where(np.arange(6).reshape(2, 3, 1) == 4, np.nan, 1.0)):
         _same(cf(m, y), keep_prior(m, y))
+
+
+DELAY = lib.Delay(1)
+
+
+def delayed(obs):
+    return DELAY.observation(obs)
+
+
+def test_a_queue_that_keeps_the_input_is_refused_naming_it_and_left_plain():
+    # the input itself was not watched: the queue kept a traced array, and the refusal blamed a
+    # "path that depends on the data" elsewhere
+    DELAY.queue.clear()
+    cf = leapp.compile(delayed)
+    for _ in range(2):  # a second call is refused again: never an answer from frozen state
+        with pytest.raises(ProblemsError, match=r"the input 'obs' of delayed at .*test_gym_kalman\.py:\d+\) is "
+                                                r"still held by item 0 of a collections\.deque \(attribute "
+                                                r"'queue' of a .*Delay object\)"):
+            cf(np.ones(3))
+        assert all(type(v) is np.ndarray for v in DELAY.queue)
+
+
+KEEPER = lib.Keeper()
+
+
+def kept(x):
+    return KEEPER.keep(x)
+
+
+def test_a_retrace_that_explains_a_refusal_leaves_no_traced_array_behind():
+    # the differential check traces the function again on the input where the graph departs, to
+    # name the line; that trace reports nothing but left what the code kept on the object traced
+    from leapp.compiler import check
+
+    cf = leapp.compile(kept)
+    check._retrace(cf, (np.ones(3),), {})
+    assert type(KEEPER.last) is np.ndarray
+    _same(KEEPER.last, np.full(3, 2.0))
+
+
+gym_utils = pytest.importorskip("gymnasium.wrappers.utils")
+RMS = gym_utils.RunningMeanStd(shape=(3,))
+
+
+def normalize_online(x):
+    RMS.update(x)
+    return (x[0] - RMS.mean) / np.sqrt(RMS.var + 1e-8)
+
+
+def test_running_statistics_updated_inside_are_refused_and_left_numpys():
+    RMS.mean, RMS.var, RMS.count = np.zeros(3), np.ones(3), 1e-4
+    cf = leapp.compile(normalize_online)
+    want = gym_utils.RunningMeanStd(shape=(3,))
+    for i in range(2):
+        x = np.random.default_rng(i).normal(size=(5, 3))
+        with pytest.raises(ProblemsError, match=r"still held by attribute 'mean' of a "
+                                                r"gymnasium\.wrappers\.utils\.RunningMeanStd object"):
+            cf(x)
+        want.update(x)
+        # the call ran once, as in NumPy (the check's own runs left the object alone), and the
+        # object holds NumPy's plain arrays
+        assert type(RMS.mean) is np.ndarray and type(RMS.var) is np.ndarray
+        assert RMS.count == want.count
+        _same(RMS.mean, want.mean)
+
+
+def normalize_declared(x, mean, var, count):
+    mean, var, count = gym_utils.update_mean_var_count_from_moments(
+        mean, var, count, np.mean(x, axis=0), np.var(x, axis=0), x.shape[0])
+    return (x[0] - mean) / np.sqrt(var + 1e-8), {"mean": mean, "var": var, "count": count}
+
+
+def test_running_statistics_declared_as_state_are_exact_call_after_call():
+    cf = leapp.compile(normalize_declared, state={"mean": np.zeros(3), "var": np.ones(3), "count": np.array(1e-4)})
+    want = gym_utils.RunningMeanStd(shape=(3,))
+    for i in range(3):
+        x = np.random.default_rng(i).normal(size=(5, 3))
+        got = cf(x)
+        want.update(x)
+        np.testing.assert_allclose(got, (x[0] - want.mean) / np.sqrt(want.var + 1e-8), rtol=1e-12)
+    np.testing.assert_allclose(cf.state["mean"], want.mean, rtol=1e-12)
