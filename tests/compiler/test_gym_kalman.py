@@ -121,6 +121,20 @@ def test_a_queue_that_keeps_the_input_is_refused_naming_it_and_left_plain():
         assert all(type(v) is np.ndarray for v in DELAY.queue)
 
 
+def test_the_seed_api_leaves_no_traced_array_in_a_queue_once_closed():
+    held: collections.deque = collections.deque()
+    leapp.start("deque")
+    try:
+        v = annotate.input_tensors("n", {"x": np.ones(2)})
+        y = v * 2.0
+        held.append(y)
+        annotate.output_tensors("n", {"y": y})
+    finally:
+        leapp.stop()
+    assert type(held[0]) is np.ndarray
+    _same(held[0], np.full(2, 2.0))
+
+
 KEEPER = lib.Keeper()
 
 
@@ -180,3 +194,22 @@ def test_running_statistics_declared_as_state_are_exact_call_after_call():
         want.update(x)
         np.testing.assert_allclose(got, (x[0] - want.mean) / np.sqrt(want.var + 1e-8), rtol=1e-12)
     np.testing.assert_allclose(cf.state["mean"], want.mean, rtol=1e-12)
+
+
+def test_the_seed_api_names_state_kept_between_passes_and_leaves_it_plain():
+    rms = gym_utils.RunningMeanStd(shape=(3,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        leapp.start("online")
+        try:
+            for i in range(3):
+                x = annotate.input_tensors("n", {"x": np.random.default_rng(i).normal(size=(5, 3))})
+                rms.update(x)
+                annotate.output_tensors("n", {"y": (x[0] - rms.mean) / np.sqrt(rms.var + 1e-8)})
+        finally:
+            leapp.stop()
+    # nothing traced is left on the object once the session is closed
+    assert type(rms.mean) is np.ndarray and type(rms.var) is np.ndarray
+    with pytest.raises(ValidationError, match=r"suspect: .*gymnasium/wrappers/utils\.py:\d+: n: .* uses a "
+                                              r"traced value of an earlier pass .* kept outside the pipeline"):
+        leapp.compile_graph(validate=True)
