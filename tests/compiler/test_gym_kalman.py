@@ -213,3 +213,17 @@ def test_the_seed_api_names_state_kept_between_passes_and_leaves_it_plain():
     with pytest.raises(ValidationError, match=r"suspect: .*gymnasium/wrappers/utils\.py:\d+: n: .* uses a "
                                               r"traced value of an earlier pass .* kept outside the pipeline"):
         leapp.compile_graph(validate=True)
+
+
+def filter_step(m, z):
+    kf = pytest.importorskip("pykalman").KalmanFilter(transition_matrices=np.eye(2), observation_matrices=np.eye(2))
+    return kf.filter_update(m, np.eye(2), z)[0]
+
+
+def test_a_masked_array_made_from_traced_data_is_refused_as_one():
+    # pykalman wraps every observation in np.ma.asarray: refused, but as "reinterpreting an
+    # array's bytes (view with a dtype)", which it was not
+    with pytest.raises(UnsupportedArgumentError, match=r"pykalman/standard\.py:\d+: a masked array \(numpy\.ma\) computed "
+                                            r"on traced data cannot be traced"):
+        leapp.compile(filter_step, strict=True)(np.zeros(2), np.ones(2))
+
