@@ -396,7 +396,7 @@ def output_tensors(node: str, tensors: Mapping[str, Any]) -> Any:
     math_calls.check_weak_uses(trace)  # after closing the pass: a strict refusal leaves no open trace
     conventions.check(trace)
     if rec.trace is not None:
-        _check_kept_between_passes(trace, rec.trace)
+        _check_kept_between_passes(trace, rec.trace, where)
     trace.made = None
     session.made[:] = [r for r in session.made if r() is not None]
     for name in current.state:
@@ -422,11 +422,12 @@ def output_tensors(node: str, tensors: Mapping[str, Any]) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def _check_kept_between_passes(trace: Trace, first: Trace) -> None:
+def _check_kept_between_passes(trace: Trace, first: Trace, returned_at: Any = None) -> None:
     """A later pass that uses a traced value an earlier pass left outside the pipeline: on an
     object, a global or a cache (a library's running statistics, a delay line's queue). The graph
-    holds what the first pass saw there and never updates it. Reported at the line that uses it,
-    and listed among the first pass's problems, so that a failed validation names it."""
+    holds what the first pass saw there and never updates it. Reported at the line that uses it
+    (``returned_at``: the output_tensors call, for an output), and listed among the first pass's
+    problems, so that a failed validation names it."""
     nodes = trace.nodes
     n = len(nodes)
 
@@ -435,13 +436,14 @@ def _check_kept_between_passes(trace: Trace, first: Trace) -> None:
 
     uses = [(operand, f"{node.op} at {record.format_loc(node.loc)}", node.loc)
             for node in nodes for operand in operand_nodes(node) if foreign(operand)]
-    uses += [(value, f"output {key!r}", None) for key, value in trace.outputs.items() if foreign(value)]
+    uses += [(value, f"output {key!r}", returned_at) for key, value in trace.outputs.items() if foreign(value)]
     seen: set[int] = set()
     for value, use, loc in uses:
         if id(value) in seen:
             continue
         seen.add(id(value))
-        made = f"made at {record.format_loc(value.loc)}" if value.loc is not None else f"made by {value.op}"
+        made = (f"made at {record.format_loc(value.loc)}" if value.loc is not None else
+                f"its input {value.args[0]!r}" if value.op == "input" else f"made by {value.op}")
         message = (f"{trace.name}: {use} uses a traced value of an earlier pass ({made}) that was kept "
                    f"outside the pipeline, on an object, a global or a cache (a library's running "
                    f"statistics or queue): the graph holds what the first pass saw there and never "

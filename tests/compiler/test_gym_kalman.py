@@ -227,3 +227,21 @@ def test_a_masked_array_made_from_traced_data_is_refused_as_one():
                                             r"on traced data cannot be traced"):
         leapp.compile(filter_step, strict=True)(np.zeros(2), np.ones(2))
 
+
+
+def test_the_seed_api_names_an_output_an_earlier_pass_left_in_a_queue():
+    delay = lib.Delay(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        leapp.start("delay")
+        try:
+            for i in range(3):
+                x = annotate.input_tensors("n", {"x": np.full(2, float(i))})
+                annotate.output_tensors("n", {"y": delay.observation(x)})
+        finally:
+            leapp.stop()
+    assert all(type(v) is np.ndarray for v in delay.queue)
+    # the output of pass 3 is the input of pass 2, a value the queue kept: named at output_tensors
+    with pytest.raises(ValidationError, match=r"suspect: .*test_gym_kalman\.py:\d+: n: output 'y' uses a traced "
+                                              r"value of an earlier pass \(its input 'x'\)"):
+        leapp.compile_graph(validate=True)
