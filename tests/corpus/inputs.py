@@ -169,6 +169,8 @@ KINDS = {
     "frames": _generic((4, 32)),
     "pos_frames": _positive((4, 32), 0.01, 4.0),
     "feat": _generic((6, 5)),
+    "series": _generic((8,)),  # a scalar sensor over 8 steps (a Kalman filter's measurements)
+    "series2": _generic((2, 8)),  # two such sensors
 }
 
 
