@@ -246,7 +246,7 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
         for traced_input in mapping.values():
             if type(traced_input) is TracedNpArray:
                 trace.made.append(weakref.ref(traced_input))
-        del traced_input
+        traced_input = None  # bound only when there are inputs (every argument may be a constant)
     try:
         with patches.held(), state.recording(trace):
             result = fn(*t_args, **t_kwargs)
