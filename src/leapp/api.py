@@ -31,6 +31,8 @@ import numpy as np
 
 from . import interrupts
 from .errors import (
+    EscapeError,
+    EscapeWarning,
     OutputTypeError,
     PipelineWarning,
     ProblemsError,
@@ -38,9 +40,9 @@ from .errors import (
     ValidationError,
     ValidationWarning,
 )
-from .runtime import conventions, math_calls, record, state
+from .runtime import conventions, escapes, math_calls, record, state
 from .runtime.inputs import check_array_type
-from .runtime.ir import Trace, _copy_array, user_location
+from .runtime.ir import Node, Problem, Trace, _copy_array, operand_nodes, user_location
 from .runtime.session_graph import CompiledNode, validate_samples
 from .runtime.traced import TracedNpArray
 
@@ -93,6 +95,10 @@ class Session:
         # What the open session holds; an interrupted start() drops them with its frame (see patches, state).
         self.patch_hold: Any = None  # patches.Hold: NumPy's bypass calls stay traced
         self.claim: state.Claim | None = state.Claim()  # the gap trace between nodes is this thread's trace
+        # weak references to every traced array the session makes: whatever still holds one when
+        # it closes (a library object's running statistics, a queue) gets NumPy's plain array
+        self.made: list[Any] = []
+        self.gap.trace.made = self.made
 
     def close(self) -> None:
         """Stop tracing: drop the open pass (if any), give NumPy back. Idempotent; runs whole."""
@@ -106,6 +112,12 @@ class Session:
             patches.uninstall(hold)
             state.release(claim)
             self.open = False
+            made, self.made = self.made, []
+            self.gap.trace.made = None
+            try:
+                escapes.settle(made, set(), record.plain, record.format_loc)
+            except Exception:  # noqa: S110 - closing must never fail on the clean-up
+                pass
 
 
 def start(name: str = "leapp", save_path: str = ".", strict: bool = False) -> Session:
@@ -213,6 +225,7 @@ def _open(session: Session, node: str, call: str) -> _OpenPass:
         rec = session.nodes[node] = _NodeRecord(node, len(session.nodes))
     rec.passes += 1
     current = session.current = _OpenPass(rec, Trace(node, strict=session.strict))
+    current.trace.made = session.made
     state.deactivate()  # the gap trace
     state.activate(current.trace)
     session.opened_at = _caller(2)
@@ -382,6 +395,10 @@ def output_tensors(node: str, tensors: Mapping[str, Any]) -> Any:
     session.current = None
     math_calls.check_weak_uses(trace)  # after closing the pass: a strict refusal leaves no open trace
     conventions.check(trace)
+    if rec.trace is not None:
+        _check_kept_between_passes(trace, rec.trace, where)
+    trace.made = None
+    session.made[:] = [r for r in session.made if r() is not None]
     for name in current.state:
         rec.carried[name] = trace.output_values[state_output(name)]
     signature = tuple(n.op for n in trace.nodes)
@@ -403,6 +420,38 @@ def output_tensors(node: str, tensors: Mapping[str, Any]) -> Any:
     state.activate(session.gap.trace)
     values = list(tensors.values())
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def _check_kept_between_passes(trace: Trace, first: Trace, returned_at: Any = None) -> None:
+    """A later pass that uses a traced value an earlier pass left outside the pipeline: on an
+    object, a global or a cache (a library's running statistics, a delay line's queue). The graph
+    holds what the first pass saw there and never updates it. Reported at the line that uses it
+    (``returned_at``: the output_tensors call, for an output), and listed among the first pass's
+    problems, so that a failed validation names it."""
+    nodes = trace.nodes
+    n = len(nodes)
+
+    def foreign(v: Any) -> bool:
+        return type(v) is Node and not (v.index < n and nodes[v.index] is v)
+
+    uses = [(operand, f"{node.op} at {record.format_loc(node.loc)}", node.loc)
+            for node in nodes for operand in operand_nodes(node) if foreign(operand)]
+    uses += [(value, f"output {key!r}", returned_at) for key, value in trace.outputs.items() if foreign(value)]
+    seen: set[int] = set()
+    for value, use, loc in uses:
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        made = (f"made at {record.format_loc(value.loc)}" if value.loc is not None else
+                f"its input {value.args[0]!r}" if value.op == "input" else f"made by {value.op}")
+        message = (f"{trace.name}: {use} uses a traced value of an earlier pass ({made}) that was kept "
+                   f"outside the pipeline, on an object, a global or a cache (a library's running "
+                   f"statistics or queue): the graph holds what the first pass saw there and never "
+                   f"updates it. Declare it as state (annotate.state_tensors / annotate.update_state), "
+                   f"or feed it in with annotate.input_tensors")
+        first.problems.append(Problem("escape", "a traced value kept between passes", loc or value.loc, message))
+        record.report(trace, "escape", "a traced value kept between passes", loc or value.loc, message,
+                      EscapeError, EscapeWarning, chain=False)
 
 
 def _output_ref(trace: Trace, key: str, value: Any, loc: Any = None) -> Any:

@@ -45,6 +45,11 @@ import filterpy.common
 import filterpy.kalman
 import filterpy.stats
 import lee
+import gymnasium
+import gymnasium.spaces.utils
+import gymnasium.vector.utils
+import gymnasium.wrappers
+import gymnasium.wrappers.utils
 import modern_robotics
 import numpy as np
 import pymap3d
@@ -55,6 +60,10 @@ import pymap3d.nvector
 import pymap3d.rcurve
 import pymap3d.spherical
 import pymap3d.utils
+import pykalman
+import pykalman.sqrt
+import pykalman.standard
+import pykalman.utils
 import pyquaternion
 import python_speech_features.base
 import python_speech_features.sigproc
@@ -79,6 +88,8 @@ import skinematics.vector
 import skspatial.measurement
 import skspatial.objects as sko
 import skspatial.transformation
+import simdkalman
+import simdkalman.primitives
 import transforms3d.affines
 import transforms3d.axangles
 import transforms3d.euler
@@ -106,6 +117,83 @@ FP_PS = np.stack([np.eye(3) * (1.0 + i) for i in range(5)])
 LOOK_Z = np.array([0.0, 0.0, 1.0])
 PLANE_Z = np.array([0.0, 0.0, 1.0, 2.0])
 RAY_X = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+class GymObsEnv(gymnasium.Env):
+    """The smallest environment gymnasium's wrappers accept: a robot's observation and action spaces."""
+
+    def __init__(self, observation_space, action_space=None):
+        self.observation_space = observation_space
+        self.action_space = observation_space if action_space is None else action_space
+
+
+def _box(n, low=-np.inf, high=np.inf, dtype=np.float64):
+    return gymnasium.spaces.Box(dtype(low), dtype(high), shape=(n,), dtype=dtype)
+
+
+# gymnasium: observation spaces of a robot (joint positions, velocities, contacts) and wrappers on them
+GYM_BOX3 = _box(3, -1.0, 1.0)
+GYM_BOX3_F32 = _box(3, -1.0, 1.0, np.float32)
+GYM_BOX4 = _box(4)
+GYM_BOX33 = gymnasium.spaces.Box(-np.inf, np.inf, shape=(3, 3))  # float32, the default
+GYM_BOX22 = gymnasium.spaces.Box(-np.inf, np.inf, shape=(2, 2), dtype=np.float64)
+GYM_DICT = gymnasium.spaces.Dict({"pos": _box(3), "vel": _box(3)})
+GYM_TUPLE = gymnasium.spaces.Tuple((_box(3), _box(4)))
+GYM_NESTED = gymnasium.spaces.Dict({"arm": gymnasium.spaces.Tuple((_box(3), _box(3))), "base": _box(4)})
+GYM_MIXED = gymnasium.spaces.Dict({"contact": gymnasium.spaces.MultiBinary(3), "pos": _box(3)})
+GYM_DISCRETE = gymnasium.spaces.Discrete(3)
+GYM_DISCRETE_START = gymnasium.spaces.Discrete(3, start=-1)
+GYM_MULTIBINARY = gymnasium.spaces.MultiBinary(3)
+GYM_MULTIDISCRETE = gymnasium.spaces.MultiDiscrete([2, 2, 2])
+GYM_ONEOF = gymnasium.spaces.OneOf((_box(3), _box(4)))
+GYM_BATCH3 = gymnasium.vector.utils.batch_space(_box(3), 5)
+GYM_STACK_OUT = gymnasium.vector.utils.create_empty_array(_box(3), 2)  # a buffer made once, outside
+GYM_RMS_MEAN = np.array([0.5, -1.0, 2.0])
+GYM_RMS_VAR = np.array([1.0, 4.0, 0.25])
+GYM_RMS = gymnasium.wrappers.utils.RunningMeanStd(shape=(3,))  # running statistics kept across calls
+GYM_NORM_FROZEN = gymnasium.wrappers.NormalizeObservation(GymObsEnv(GYM_BOX4))
+GYM_NORM_FROZEN.update_running_mean = False  # statistics frozen after training, as for deployment
+GYM_NORM_FROZEN.obs_rms.mean = np.array([0.5, -1.0, 2.0, 0.0], np.float32)
+GYM_NORM_FROZEN.obs_rms.var = np.array([1.0, 4.0, 0.25, 9.0], np.float32)
+GYM_NORM_ONLINE = gymnasium.wrappers.NormalizeObservation(GymObsEnv(GYM_BOX4))  # still updating
+GYM_RESCALE_OBS = gymnasium.wrappers.RescaleObservation(GymObsEnv(_box(4, -2.0, 3.0)), np.float64(-1.0),
+                                                        np.float64(1.0))
+GYM_FLATTEN_OBS = gymnasium.wrappers.FlattenObservation(GymObsEnv(GYM_DICT))
+GYM_DTYPE_OBS = gymnasium.wrappers.DtypeObservation(GymObsEnv(_box(4, dtype=np.float32)), np.float32)
+GYM_RESHAPE_OBS = gymnasium.wrappers.ReshapeObservation(GymObsEnv(GYM_BOX4), (2, 2))
+GYM_TANH_OBS = gymnasium.wrappers.TransformObservation(GymObsEnv(GYM_BOX4), np.tanh, GYM_BOX4)
+GYM_DELAY0 = gymnasium.wrappers.DelayObservation(GymObsEnv(GYM_BOX4), 0)
+GYM_DELAY1 = gymnasium.wrappers.DelayObservation(GymObsEnv(GYM_BOX4), 1)  # holds the last observation
+GYM_DISCRETIZE = gymnasium.wrappers.DiscretizeObservation(GymObsEnv(_box(3, -1.0, 1.0)), bins=4)
+GYM_CLIP_ACTION = gymnasium.wrappers.ClipAction(GymObsEnv(GYM_BOX4, _box(3, -1.0, 1.0)))
+GYM_RESCALE_ACTION = gymnasium.wrappers.RescaleAction(GymObsEnv(GYM_BOX4, _box(3, -2.0, 3.0)), -1.0, 1.0)
+GYM_CLIP_REWARD = gymnasium.wrappers.ClipReward(GymObsEnv(GYM_BOX4), -1.0, 1.0)
+# pykalman: the constant-velocity filter above (FP_*), a scalar random walk, a position-only tracker
+PK_KF = pykalman.KalmanFilter(transition_matrices=FP_F, observation_matrices=FP_H, transition_covariance=FP_Q,
+                              observation_covariance=FP_R, initial_state_mean=np.zeros(3),
+                              initial_state_covariance=FP_P)
+PK_WALK = pykalman.KalmanFilter(transition_matrices=[[1.0]], observation_matrices=[[1.0]],
+                                transition_covariance=[[0.01]], observation_covariance=[[0.5]],
+                                initial_state_mean=[0.0], initial_state_covariance=[[1.0]])
+PK_CV = pykalman.KalmanFilter(transition_matrices=[[1.0, 0.1], [0.0, 1.0]], observation_matrices=[[1.0, 0.0]],
+                              transition_covariance=np.diag([0.01, 0.1]), observation_covariance=[[0.5]],
+                              initial_state_mean=[0.0, 0.0], initial_state_covariance=np.eye(2))
+PK_ZERO3 = np.zeros(3)
+PK_P2 = FP_F @ FP_P @ FP_F.T + FP_Q  # a predicted covariance
+PK_PS2 = np.stack([FP_F @ p @ FP_F.T + FP_Q for p in FP_PS])  # five of them
+# simdkalman: the same filter, and a constant-velocity one over a scalar position series
+SK_KF = simdkalman.KalmanFilter(FP_F, FP_Q, FP_H, FP_R)
+SK_CV = simdkalman.KalmanFilter(state_transition=np.array([[1.0, 0.1], [0.0, 1.0]]),
+                                process_noise=np.diag([0.1, 0.01]), observation_model=np.array([[1.0, 0.0]]),
+                                observation_noise=0.5)
+PK_UKF = pykalman.AdditiveUnscentedKalmanFilter(lambda x: FP_F @ x, lambda x: x, FP_Q, FP_R, np.zeros(3), FP_P)
+PK_CHOL = pykalman.sqrt.CholeskyKalmanFilter(transition_matrices=FP_F, observation_matrices=FP_H,
+                                             transition_covariance=FP_Q, observation_covariance=FP_R,
+                                             initial_state_mean=np.zeros(3), initial_state_covariance=FP_P)
+PK_BIERMAN = pykalman.sqrt.BiermanKalmanFilter(transition_matrices=FP_F, observation_matrices=FP_H,
+                                               transition_covariance=FP_Q, observation_covariance=FP_R,
+                                               initial_state_mean=np.zeros(3), initial_state_covariance=FP_P)
+SK_H23 = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])  # position and velocity observed, not acceleration
 '''
 
 TABLE = """
@@ -614,6 +702,118 @@ skinematics|skinematics.vector.rotate_vector(v, q)|v:vecs3,q:unit_quat
 skinematics|skinematics.vector.target2orient(t)|t:vec3
 skinematics|skinematics.vector.target2orient(t, "Fick")|t:vec3
 skinematics|skinematics.vector.target2orient(t, "Helmholtz")|t:vec3
+# gymnasium
+gymnasium|gymnasium.spaces.utils.flatten(GYM_BOX3, v)|v:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_BOX3_F32, v)|v:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_BOX33, m)|m:mat3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_DICT, {"pos": a, "vel": b})|a:vec3,b:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_TUPLE, (a, b))|a:vec3,b:vec4
+gymnasium|gymnasium.spaces.utils.flatten(GYM_NESTED, {"arm": (a, b), "base": c})|a:vec3,b:vec3,c:vec4
+gymnasium|gymnasium.spaces.utils.flatten(GYM_MIXED, {"contact": a > 0, "pos": b})|a:vec3,b:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_MULTIBINARY, v > 0)|v:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_DISCRETE, np.argmax(v))|v:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_DISCRETE_START, np.argmax(v) - 1)|v:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_MULTIDISCRETE, (v > 0).astype(np.int64))|v:vec3
+gymnasium|gymnasium.spaces.utils.flatten(GYM_ONEOF, (0, v))|v:vec3
+gymnasium|gymnasium.spaces.utils.unflatten(GYM_BOX22, v)|v:vec4
+gymnasium|gymnasium.spaces.utils.unflatten(GYM_DICT, v)|v:vec6
+gymnasium|gymnasium.spaces.utils.unflatten(GYM_TUPLE, v)|v:vec7
+gymnasium|gymnasium.spaces.utils.unflatten(GYM_NESTED, np.concatenate([a, b]))|a:vec6,b:vec4
+gymnasium|gymnasium.spaces.utils.flatten(GYM_DICT, gymnasium.spaces.utils.unflatten(GYM_DICT, v))|v:vec6
+gymnasium|gymnasium.spaces.utils.unflatten(GYM_DISCRETE, v == np.max(v))|v:vec3|refuse|gymnasium/spaces/utils.py:388|escape
+gymnasium|gymnasium.spaces.utils.unflatten(GYM_MULTIDISCRETE, np.stack([v > 0, v <= 0], axis=1).reshape(-1))|v:vec3|refuse|gymnasium/spaces/utils.py:403|escape
+gymnasium|GYM_BOX3.contains(v)|v:vec3|refuse|gymnasium/spaces/box.py:492|escape
+gymnasium|gymnasium.wrappers.utils.update_mean_var_count_from_moments(GYM_RMS_MEAN, GYM_RMS_VAR, 100.0, np.mean(x, axis=0), np.var(x, axis=0), x.shape[0])[:2]|x:vecs3
+gymnasium|gymnasium.wrappers.utils.update_mean_var_count_from_moments(m, v, 1e-4, a, b, 5)[:2]|m:vec3,v:positive3,a:vec3,b:positive3
+gymnasium|(r := gymnasium.wrappers.utils.RunningMeanStd(shape=(3,))).update(x) or (r.mean, r.var)|x:vecs3
+gymnasium|GYM_RMS.update(x) or (GYM_RMS.mean, GYM_RMS.var)|x:vecs3|refuse|gymnasium/wrappers/utils.py:52|state
+gymnasium|GYM_NORM_FROZEN.observation(o)|o:vec4
+gymnasium|GYM_NORM_ONLINE.observation(o)|o:vec4|refuse|gymnasium/wrappers/utils.py:52|state
+gymnasium|GYM_RESCALE_OBS.observation(o)|o:vec4
+gymnasium|GYM_FLATTEN_OBS.observation({"pos": a, "vel": b})|a:vec3,b:vec3
+gymnasium|GYM_DTYPE_OBS.observation(o)|o:vec4
+gymnasium|GYM_RESHAPE_OBS.observation(o)|o:vec4
+gymnasium|GYM_TANH_OBS.observation(o)|o:vec4
+gymnasium|GYM_DELAY0.observation(o)|o:vec4
+gymnasium|GYM_DELAY1.observation(o)|o:vec4|refuse|gymnasium/wrappers/stateful_observation.py:98|state
+gymnasium|GYM_DISCRETIZE.observation(o)|o:vec3|refuse|gymnasium/wrappers/transform_observation.py:877|escape
+gymnasium|GYM_CLIP_ACTION.action(a)|a:vec3
+gymnasium|GYM_RESCALE_ACTION.action(a)|a:vec3
+gymnasium|GYM_CLIP_REWARD.reward(r)|r:angle
+gymnasium|gymnasium.vector.utils.concatenate(GYM_BOX3, [a, b], GYM_STACK_OUT)|a:vec3,b:vec3|refuse|gymnasium/vector/utils/space_utils.py:430|state
+gymnasium|gymnasium.vector.utils.concatenate(GYM_BOX3, [a, b], gymnasium.vector.utils.create_empty_array(GYM_BOX3, 2))|a:vec3,b:vec3|refuse|gymnasium/vector/utils/space_utils.py:507|bypass
+gymnasium|gymnasium.vector.utils.concatenate(GYM_BOX3, [a, b], gymnasium.vector.utils.create_empty_array(GYM_BOX3, 2, fn=np.zeros))|a:vec3,b:vec3
+gymnasium|gymnasium.vector.utils.concatenate(GYM_DICT, [{"pos": a, "vel": b}, {"pos": b, "vel": a}], gymnasium.vector.utils.create_empty_array(GYM_DICT, 2, fn=np.zeros))|a:vec3,b:vec3
+gymnasium|list(gymnasium.vector.utils.iterate(GYM_BATCH3, x))|x:vecs3
+# pykalman
+pykalman|PK_KF.filter_update(m, FP_P)[0]|m:vec3
+pykalman|PK_KF.filter_update(m, FP_P, z)|m:vec3,z:vec3|refuse|pykalman/standard.py:1336|untraced
+pykalman|PK_KF.filter_update(m, c, z)|m:vec3,c:spd,z:vec3|refuse|pykalman/standard.py:1336|untraced
+pykalman|PK_KF.filter_update(m, FP_P, z, transition_offset=o)|m:vec3,z:vec3,o:vec3|refuse|pykalman/standard.py:1336|untraced
+pykalman|PK_KF.filter(z)[0]|z:vecs3|refuse|pykalman/standard.py:1645|untraced
+pykalman|PK_KF.smooth(z)[0]|z:vecs3|refuse|pykalman/standard.py:1645|untraced
+pykalman|PK_WALK.filter(s)[0]|s:series|refuse|pykalman/standard.py:1645|untraced
+pykalman|PK_CV.smooth(s)[0]|s:series|refuse|pykalman/standard.py:1645|untraced
+pykalman|PK_KF.loglikelihood(z)|z:vecs3|refuse|pykalman/standard.py:1645|untraced
+pykalman|PK_KF.em(z, n_iter=1).transition_covariance|z:vecs3|refuse|pykalman/standard.py:1645|untraced
+pykalman|pykalman.standard._filter_predict(FP_F, FP_Q, PK_ZERO3, m, c)|m:vec3,c:spd
+pykalman|pykalman.standard._filter_predict(FP_F, FP_Q, o, m, FP_P)[0]|m:vec3,o:vec3
+pykalman|pykalman.standard._filter_correct(FP_H, FP_R, PK_ZERO3, m, FP_P, z)[1]|m:vec3,z:vec3
+pykalman|pykalman.standard._filter_correct(FP_H, FP_R, o, m, FP_P, z)[1]|m:vec3,z:vec3,o:vec3
+pykalman|pykalman.standard._filter_correct(FP_H, FP_R, PK_ZERO3, m, c, z)|m:vec3,c:spd,z:vec3|refuse|pykalman/standard.py:289|c-code
+pykalman|pykalman.standard._filter(FP_F, FP_H, FP_Q, FP_R, PK_ZERO3, PK_ZERO3, PK_ZERO3, FP_P, z)[3]|z:vecs3
+pykalman|pykalman.standard._filter(FP_F, FP_H, FP_Q, FP_R, PK_ZERO3, PK_ZERO3, m, FP_P, z)[0]|m:vec3,z:vecs3
+pykalman|pykalman.standard._smooth(FP_F, f, FP_PS, p, PK_PS2)[0]|f:vecs3,p:vecs3
+pykalman|pykalman.standard._smooth_update(FP_F, m, FP_P, p, PK_P2, s, FP_P)[0]|m:vec3,p:vec3,s:vec3
+pykalman|pykalman.standard._smooth_pair(np.stack([c, c]), np.stack([c, c]))|c:spd
+pykalman|pykalman.standard._loglikelihoods(FP_H, PK_ZERO3, FP_R, p, FP_PS, z)|p:vecs3,z:vecs3
+pykalman|pykalman.standard._em_observation_matrix(z, PK_ZERO3, s, FP_PS)|z:vecs3,s:vecs3|refuse|pykalman/standard.py:752|c-code
+pykalman|pykalman.standard._em_observation_covariance(z, PK_ZERO3, FP_H, s, FP_PS)|z:vecs3,s:vecs3
+pykalman|pykalman.standard._em_transition_covariance(FP_F, PK_ZERO3, s, FP_PS, PK_PS2)|s:vecs3
+pykalman|pykalman.standard._em_initial_state_covariance(m, s, FP_PS)|m:vec3,s:vecs3
+pykalman|pykalman.standard._em_transition_offset(FP_F, s)|s:vecs3
+pykalman|pykalman.standard._em_observation_offset(FP_H, s, z)|s:vecs3,z:vecs3
+pykalman|pykalman.standard._last_dims(z, 1, ndims=1)|z:vecs3
+pykalman|pykalman.utils.array1d(v)|v:vec3
+pykalman|pykalman.utils.array2d(m)|m:mat3
+pykalman|pykalman.utils.log_multivariate_normal_density(z, PK_ZERO3[None], FP_P[None])|z:vecs3
+pykalman|PK_UKF.filter_update(m, FP_P, z)|m:vec3,z:vec3|refuse|pykalman/unscented.py:1307|untraced
+pykalman|PK_UKF.filter(z)[0]|z:vecs3|refuse|pykalman/unscented.py:735|untraced
+pykalman|PK_CHOL.filter_update(m, FP_P, z)|m:vec3,z:vec3|refuse|pykalman/sqrt/cholesky.py:506|untraced
+pykalman|PK_CHOL.filter(z)[0]|z:vecs3|refuse|pykalman/standard.py:1645|untraced
+pykalman|PK_BIERMAN.filter_update(m, FP_P, z)|m:vec3,z:vec3|refuse|pykalman/sqrt/bierman.py:669|untraced
+pykalman|PK_BIERMAN.filter(z)[0]|z:vecs3|refuse|pykalman/standard.py:1645|untraced
+# simdkalman
+simdkalman|simdkalman.primitives.predict(m, FP_P, FP_F, FP_Q)[0]|m:vec3
+simdkalman|simdkalman.primitives.predict(m, c, FP_F, FP_Q)|m:vec3,c:spd
+simdkalman|simdkalman.primitives.predict(x[:, :, None], np.stack([c] * 5), FP_F, FP_Q)|x:vecs3,c:spd
+simdkalman|simdkalman.primitives.update(m, FP_P, FP_H, FP_R, z)[0]|m:vec3,z:vec3
+simdkalman|simdkalman.primitives.update(m, c, FP_H, FP_R, z)|m:vec3,c:spd,z:vec3
+simdkalman|simdkalman.primitives.update(m, c, SK_H23, FP_R[:2, :2], z[:2])|m:vec3,c:spd,z:vec3
+simdkalman|simdkalman.primitives.update_with_nan_check(m, c, FP_H, FP_R, z)|m:vec3,c:spd,z:vec3
+simdkalman|simdkalman.primitives.update_with_nan_check(x[:, :, None], np.stack([c] * 5), FP_H, FP_R, y[:, :, None])|x:vecs3,c:spd,y:vecs3
+simdkalman|simdkalman.primitives.smooth(m, c, FP_F, FP_Q, s, FP_P)|m:vec3,c:spd,s:vec3
+simdkalman|simdkalman.primitives.predict_observation(m, c, FP_H, FP_R)|m:vec3,c:spd
+simdkalman|simdkalman.primitives.priv_update_with_nan_check(m, c, FP_H, FP_R, z, log_likelihood=True)|m:vec3,c:spd,z:vec3
+simdkalman|simdkalman.primitives.ddot(a, b)|a:mat3,b:mat3
+simdkalman|simdkalman.primitives.ddot_t_right(a, b)|a:mat3,b:mat3
+simdkalman|simdkalman.primitives.douter(a[:, :, None], b[:, :, None])|a:vecs3,b:vecs3
+simdkalman|simdkalman.primitives.dinv(c)|c:spd
+simdkalman|simdkalman.primitives.ensure_matrix(c)|c:spd
+simdkalman|simdkalman.primitives.ensure_matrix(t, 3)|t:angle
+simdkalman|SK_KF.predict_next(m, c)|m:vec3,c:spd
+simdkalman|SK_KF.update(m, c, z)|m:vec3,c:spd,z:vec3
+simdkalman|SK_KF.predict_observation(m, c)|m:vec3,c:spd
+simdkalman|SK_KF.smooth_current(m, c, s, FP_P)|m:vec3,c:spd,s:vec3
+simdkalman|SK_CV.smooth(s).states.mean|s:series
+simdkalman|SK_CV.smooth(s).observations.mean|s:series
+simdkalman|SK_CV.predict(s, 3).observations.mean|s:series
+simdkalman|SK_CV.predict(s, 3).states.mean|s:series
+simdkalman|SK_CV.smooth(s, initial_value=np.array([s[0], 0.0])).states.mean|s:series
+simdkalman|SK_CV.smooth(x).states.mean|x:series2
+simdkalman|SK_KF.smooth(x[None]).states.mean|x:vecs3
+simdkalman|SK_KF.compute(x[None], 0, filtered=True, smoothed=False).filtered.states.mean|x:vecs3
+simdkalman|SK_CV.compute(s, 2, log_likelihood=True).log_likelihood|s:series
 """
 
 REASONS = ("control-flow", "escape", "untraced", "c-code", "state", "bypass", "convention")

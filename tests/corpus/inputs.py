@@ -184,6 +184,8 @@ KINDS = {
     "vecs2": _generic((5, 2)),
     "small_vecs3": _generic((5, 3), 0.3),
     "degs3": _degrees((3,)),
+    "series": _generic((8,)),  # a scalar sensor over 8 steps (a Kalman filter's measurements)
+    "series2": _generic((2, 8)),  # two such sensors
 }
 
 

@@ -15,6 +15,7 @@ keeps NumPy's value and no traced array is left behind.
 
 from __future__ import annotations
 
+import collections
 import gc
 import types
 from typing import Any
@@ -57,10 +58,11 @@ def _walk(target, skip, out, via, depth):
             for key, value in list(ref.items()):
                 if value is target:
                     out.append((via + _dict_owner(ref, key, skip), _setter(ref, key)))
-        elif isinstance(ref, list):
+        elif isinstance(ref, (list, collections.deque)):  # a deque: a history or frame stack
+            kind = "list" if isinstance(ref, list) else _type_name(ref)
             for i, value in enumerate(ref):
                 if value is target:
-                    out.append((via + f"item {i} of a list{_owner_of(ref, skip)}", _setter(ref, i)))
+                    out.append((via + f"item {i} of a {kind}{_owner_of(ref, skip)}", _setter(ref, i)))
         elif isinstance(ref, (tuple, set, frozenset)):
             if not _is_leapp(ref):
                 out.append((via + f"an item of a {type(ref).__name__}{_owner_of(ref, skip)}", None))
@@ -94,6 +96,10 @@ def _owner_of(container, skip) -> str:
             for key, value in owner.items():
                 if value is container:
                     return f" ({_dict_owner(owner, key, skip)})"
+        elif not isinstance(owner, (list, tuple, set, frozenset)) and not _is_leapp(owner):
+            slot = _attribute_of(owner, container)  # an attribute CPython holds inline (3.11+)
+            if slot:
+                return f" (attribute {slot!r} of a {_type_name(owner)} object)"
     return ""
 
 
@@ -149,18 +155,22 @@ def _is_leapp(obj) -> bool:
     return module.startswith("leapp.")
 
 
-def describe(arr, where, format_loc) -> str:
+def describe(arr, where, format_loc, entered=None) -> str:
     node = arr._lp_node
-    made = f"computed at {format_loc(node.loc)}" if node is not None and node.loc is not None else "a traced value"
+    if node is not None and node.op == "input":
+        made = f"the input {node.args[0]!r}" + (f" of {entered}" if entered else "")
+    else:
+        made = f"computed at {format_loc(node.loc)}" if node is not None and node.loc is not None else "a traced value"
     return f"a traced array ({made}) is still held by {where} after the call"
 
 
-def settle(made, skip, plain, format_loc, *, failed=False) -> list[tuple[object, str]]:
+def settle(made, skip, plain, format_loc, *, failed=False, entered=None) -> list[tuple[object, str]]:
     """Find every watched array still alive and held outside leapp, swap it for its plain twin
     where it is held, and return ``(loc, message)`` per holder (at most a few, then a count).
 
     ``failed``: after a call that raised, whose traceback's frames hold its arrays anyway: no
-    collection, and only the newest few are searched (each search scans the heap)."""
+    collection, and only the newest few are searched (each search scans the heap).
+    ``entered``: the traced function and its line, named for an input something kept."""
     found: list[tuple[object, str]] = []
     extra = 0
     alive = survivors(made, collect=not failed)
@@ -173,7 +183,7 @@ def settle(made, skip, plain, format_loc, *, failed=False) -> list[tuple[object,
                 put(plain(arr))
             if len(found) < _MAX_REPORTED:
                 node = arr._lp_node
-                found.append((node.loc if node is not None else None, describe(arr, where, format_loc)))
+                found.append((node.loc if node is not None else None, describe(arr, where, format_loc, entered)))
             else:
                 extra += 1
     if extra:

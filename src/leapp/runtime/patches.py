@@ -48,6 +48,7 @@ from . import (
     state,
     unseen_calls,
 )
+from .inputs import _NO_TENSOR_DTYPE
 from .ir import _is_internal
 from .names import function_name
 from .traced import TracedNpArray, _loc
@@ -168,17 +169,21 @@ def _bypass(trace, name, original, args, kwargs):
             return a
         return record.record_call(name, original, args, kwargs, _loc())
     if traced and name in _SIZED and name != "numpy.full":
-        loc = _loc()
-        scalar_args.check_untraced(trace, f"{name} (its size)", args, kwargs, loc)  # a scalar argument: specialised
-        message = (f"{name} at {record.format_loc(loc)} takes its size from traced data: the size of "
-                   f"the result depends on the data; use a fixed size")
-        record.report(trace, "escape", name, loc, message, EscapeError, EscapeWarning)
+        # a size computed while tracing from constants only (gymnasium's MultiDiscrete flatten:
+        # offsets = np.zeros(...); offsets[1:] = np.cumsum(nvec); np.zeros(offsets[-1])) is the
+        # same on every call: made from the plain values, as a traced constant below
+        if constness.any_data(trace, [*args, *(kwargs or {}).values()]):
+            loc = _loc()
+            scalar_args.check_untraced(trace, f"{name} (its size)", args, kwargs, loc)  # a scalar argument: specialised
+            message = (f"{name} at {record.format_loc(loc)} takes its size from traced data: the size of "
+                       f"the result depends on the data; use a fixed size")
+            record.report(trace, "escape", name, loc, message, EscapeError, EscapeWarning)
         traced = False
     if traced:
         return record.record_call(name, original, args, kwargs, _loc())
     result = original(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))
-    if not isinstance(result, np.ndarray) or trace.quiet:
-        return result
+    if not isinstance(result, np.ndarray) or trace.quiet or result.dtype.kind in _NO_TENSOR_DTYPE:
+        return result  # an object array (pykalman's list of UDU factorisations) holds no graph value
     # A fresh array made while tracing: a traced constant, so that writes of
     # traced values into it (buf[0] = x) are recorded, not lost.
     return record.wrap(result, trace.const(result, _loc()))

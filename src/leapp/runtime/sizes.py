@@ -3,7 +3,7 @@
 A result of boolean-mask indexing or of a table entry marked ``data_sized``
 (``np.nonzero``, ``np.flatnonzero``, ``np.argwhere``, ``np.where(cond)``) has
 a size that follows the data, and so does every array computed from one that
-is not 0-d. The graph follows such sizes; Python does not: ``len(x[mask])``,
+is not 0-d (a write into an array keeps that array's size). The graph follows such sizes; Python does not: ``len(x[mask])``,
 ``order.size > 0`` or ``for i in idx`` read the trace-time number into Python,
 where it is frozen. TracedNpArray asks ``data_sized`` when Python reads a size
 and refuses the read (an escape). Nothing is computed while tracing: the

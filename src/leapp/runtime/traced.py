@@ -368,6 +368,15 @@ class TracedNpArray(np.ndarray):
         if state.current() is not None and (self._lp_node is not None or self._lp_parent is not None):
             # x.view(dtype) reinterprets the bytes: no graph op reproduces that across formats,
             # so it is the user's argument form to change (as the table entry says), not an untraced call
+            target = kwargs.get("type", args[0] if args else None)
+            if isinstance(target, type) and issubclass(target, np.ma.MaskedArray):
+                # a library wrapped traced data in np.ma (pykalman: np.ma.asarray(observation)):
+                # NumPy's masked arithmetic skips masked elements, which no graph does
+                raise UnsupportedArgumentError(
+                    f"{record.format_loc(_loc())}: a masked array (numpy.ma) computed on traced data "
+                    "cannot be traced: the code wrapped the value in np.ma.asarray/np.ma.array (or "
+                    "np.ma.atleast_2d) on the way, and a graph has no mask (NumPy skips masked elements). "
+                    "Call the code's plain-array functions, or unwrap with np.ma.getdata(x) before the call.")
             kind = args[0] if args else kwargs.get("type", kwargs.get("dtype"))
             if isinstance(kind, type) and issubclass(kind, _ndarray):
                 # scikit-spatial's Vector(v): np.asarray(v).view(Vector)

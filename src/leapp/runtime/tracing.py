@@ -9,6 +9,7 @@ installs the session patches only for the duration of the call.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,6 +242,11 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
             trace.scalar_ports[trace.inputs[key].index] = path
     t_args, t_kwargs = replace_leaves(args, kwargs, mapping)
     trace.made = _Kept() if keep_values else [] if WATCH_ESCAPES else None
+    if trace.made is not None:  # the inputs too: one a library keeps (a delay line's queue) outlives the call
+        for traced_input in mapping.values():
+            if type(traced_input) is TracedNpArray:
+                trace.made.append(weakref.ref(traced_input))
+        traced_input = None  # bound only when there are inputs (every argument may be a constant)
     try:
         with patches.held(), state.recording(trace):
             result = fn(*t_args, **t_kwargs)
@@ -284,20 +290,27 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
             values[node.index] = np.array(record.plain(arr), copy=True)
         values.update({n.index: n.value for n in trace.nodes if n.op == "const"})
         values.update({node.index: trace.input_values[key] for key, node in trace.inputs.items()})
+        # this trace only explains (a retrace on another input): it reports nothing, but leaves no
+        # traced array on the user's objects either (a library's queue or running statistics)
+        refs = [weakref.ref(a) for a in trace.made or ()]
         trace.made = None
+        arr = root = None
+        escapes.settle(refs, set(), record.plain, record.format_loc)
     else:
-        _report_escapes(trace)
+        code = getattr(fn, "__code__", None)  # where an input that something kept entered
+        _report_escapes(trace, f"{code.co_name} at {code.co_filename}:{code.co_firstlineno}" if code else None)
     node = CompiledNode.from_trace(trace)
     eager = rebuild(spec, as_scalars(trace.output_values, scalars))
     return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars, values)
 
 
-def _report_escapes(trace):
-    """Traced arrays still held outside leapp once the call returned (``runtime/escapes.py``)."""
+def _report_escapes(trace, entered=None):
+    """Traced arrays still held outside leapp once the call returned (``runtime/escapes.py``);
+    ``entered``: the traced function and its ``def`` line, named for a kept input."""
     made, trace.made = trace.made, None
     if made is None:
         return
-    for loc, message in escapes.settle(made, set(), record.plain, record.format_loc):
+    for loc, message in escapes.settle(made, set(), record.plain, record.format_loc, entered=entered):
         text = (f"{message}: the graph cannot carry a value to the next call, which would start "
                 f"from the one frozen now. Return it as an output, or declare it with "
                 f"leapp.compile(state={{...}}) (the value left there is NumPy's, untraced)")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from . import impl, norm_axes
+from .stats import constant_value
 
 
 def _shape_arg(shape):
@@ -146,9 +148,16 @@ impl("numpy.atleast_3d")(_atleast_adapter(3))
 def _split(m, ary, indices_or_sections, axis):
     x = m.tensor(ary)
     dim = norm_axes(axis, m.ndim(ary))[0]
-    if isinstance(indices_or_sections, (list, tuple)):
-        return torch.tensor_split(x, [int(i) for i in indices_or_sections], dim)
-    return torch.tensor_split(x, int(indices_or_sections), dim)
+    # indices as an array (np.split(x, np.cumsum(dims[:-1])), gymnasium's unflatten) arrive as a
+    # graph constant (argcheck refuses traced data): split at its NumPy values
+    ios = constant_value(m, indices_or_sections)
+    if isinstance(ios, (list, tuple, np.ndarray)):
+        # NumPy's own pieces, ary[a:b] between the indices: sliced, so every piece has its static
+        # shape (an ONNX file of tensor_split at indices declared each output the shape of the last)
+        points = [0, *(int(i) for i in np.asarray(ios).reshape(-1))]
+        lead = (slice(None),) * dim
+        return tuple(x[lead + (slice(a, b),)] for a, b in zip(points, [*points[1:], None], strict=True))
+    return torch.tensor_split(x, int(ios), dim)
 
 
 @impl("numpy.split")
