@@ -90,6 +90,56 @@ def early_then_elif_chain(x):  # several early returns in sequence, one of them 
     return x
 
 
+def returning_arm_after_one_that_does_not(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        y = x
+    elif n > 10:
+        return x / n
+    else:
+        y = x * 2
+    return y
+
+
+def returning_arms_between(x):  # m = 3 takes the `if`, whose test the early returns after it negate
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+        s = m
+    elif m > 1:
+        return x * 2
+    elif m > 0:
+        y = x + 1
+        s = m * 2
+    else:
+        return -x
+    return y * s
+
+
+def returning_arm_no_else(x):
+    y = x
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+    elif m > 1:
+        return x * 2
+    elif m > 0:
+        y = x + 1
+    return y * 2
+
+
+def returning_arm_then_update(x):
+    q = x * 1.0  # the function's own array: each arm and the code after write on private copies
+    if q[0] > 2:
+        q[1] = 0.0
+    elif q[0] > 1:
+        return q
+    else:
+        q *= 2
+    q += 1
+    return q
+
+
 SMALL = [np.array([0.0, 0.0, 0.0]), np.array([1.0, 2.0, 2.0]), np.array([30.0, 40.0, 0.0]),
          np.array([-1.0, 0.5, 0.0])]
 CASES = [
@@ -100,6 +150,10 @@ CASES = [
     (else_returns, SMALL),
     (early_then_elif_chain, [np.array([4.0, 0.0]), np.array([0.0, 4.0]), np.array([0.0, -4.0]),
                              np.array([0.0, 0.0]), np.array([4.0, 4.0])]),
+    (returning_arm_after_one_that_does_not, [*SMALL, np.array([np.nan, 1.0, 1.0])]),
+    (returning_arms_between, [np.full(3, v) for v in (3.0, 1.5, 0.5, -1.0, np.nan)]),
+    (returning_arm_no_else, [np.full(3, v) for v in (3.0, 1.5, 0.5, -1.0, np.nan)]),
+    (returning_arm_then_update, [np.array([v, 5.0, 6.0]) for v in (3.0, 1.5, 0.5, np.nan)]),
 ]
 
 
@@ -218,24 +272,60 @@ def unbound_after_else(x, flag=True):
     return y
 
 
-def returning_arm_after_one_that_does_not(x):
+def mixed_raising_elif(x):
     n = np.linalg.norm(x)
     if n < 1e-6:
         y = x
     elif n > 10:
+        raise ValueError("too long")
+    else:
+        y = x / n
+    return y
+
+
+def mixed_updates_a_parameter_after(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        y = x  # NumPy's `y += 1` below writes into the caller's `x` on this path
+    elif n > 10:
         return x / n
     else:
         y = x * 2
+    y += 1
+    return y
+
+
+def mixed_unbound(x):
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+    elif m > 1:
+        return x
+    elif m > 0:
+        y = x + 1
+    return y
+
+
+def mixed_indexes_in_the_other_arm(x, j):
+    m = x.mean()
+    if m > 2:
+        y = x[j]  # `j` may be out of range on the inputs that take the early return
+    elif m > 1:
+        return x
+    else:
+        y = x
     return y
 
 
 @pytest.mark.parametrize("fn,words", [
+    (mixed_raising_elif, "an `elif` branch raises: a check on data"),
+    (mixed_updates_a_parameter_after, "`y` is updated in place after the `if`"),
+    (mixed_unbound, "`y` is assigned in one branch only"),
     (raising_elif, "raises: a check on data"),
     (raising_else, "raises: a check on data"),
     (raising_if_returning_else, "the `if` branch raises: a check on data"),  # every arm exits: the raise is why
     (writes_input_in_else, "writes into `x[0]`"),
     (unbound_after_else, "`y` may have no value"),
-    (returning_arm_after_one_that_does_not, "in a form leapp does not convert"),
 ])
 def test_what_a_select_cannot_run_stays_refused_at_its_line(fn, words):
     text = _refusal(fn)
@@ -243,11 +333,40 @@ def test_what_a_select_cannot_run_stays_refused_at_its_line(fn, words):
     assert f"{__file__}:{fn.__code__.co_firstlineno + 2}" in text
 
 
-def _refusal(fn) -> str:
+def _refusal(fn, *args) -> str:
     """The LP202 refusal ``leapp.compile(fn)`` gives at its first call."""
     with pytest.raises(ProblemsError, match="LP202") as info:
-        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32))
+        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32), *args)
     return str(info.value)
+
+
+def test_an_arm_after_the_early_return_that_indexes_on_data_is_refused():
+    text = _refusal(mixed_indexes_in_the_other_arm, np.int64(1))
+    assert "the `if` branch (run after the early return) indexes `x[j]` with an array" in text
+
+
+def test_the_mixed_chain_in_the_report_the_rewrite_and_onnx(tmp_path):
+    fn = returning_arms_between
+    cf = leapp.compile(fn)
+    first = fn.__code__.co_firstlineno
+    report = cf.format_report()
+    assert (f"line {first + 2}: an `if`/`elif` chain whose returning arms follow one that does not converted "
+            "to 2 early return(s)") in report
+    text = cf.source.rewritten
+    # the tests the early returns negate are computed once; each early return is under their negation
+    assert f"__leapp_t{first + 2}_0 = m > 2" in text and f"__leapp_t{first + 2}_2 = m > 0" in text
+    assert text.count("_leapp.early(") == 2 and text.count("_leapp.not_(") == 3 and "_leapp.if_(" in text
+    x = np.array([3.0, 3.0, 3.0], F32)
+    cf(x)
+    cf.export(tmp_path / "m.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"))
+    name = session.get_inputs()[0].name
+    for v in (3.0, 1.5, 0.5, -1.0, np.nan):
+        x = np.full(3, v, F32)
+        (out,) = session.run(None, {name: x})
+        same(out, fn(x), rtol=1e-6)
 
 
 def nested_early(x):
@@ -478,7 +597,6 @@ def test_an_early_return_whose_block_does_not_end_in_a_return_is_refused():
 @pytest.mark.parametrize("fn,converts", [
     *((c[0], True) for c in CASES + NESTED),
     (inside_a_plain_if, True),
-    (returning_arm_after_one_that_does_not, False),
     (nested_then_write, False),
     (falls_out_of_a_plain_if, False),
 ])

@@ -74,6 +74,8 @@ class _Converter(cst.CSTTransformer):
         while isinstance(cur, cst.If):
             sites.append(self._site(cur) if cur is not original else site)
             cur = cur.orelse
+        if branch.construct == "early" and branch.tail == "chain":  # the `else` has a site of its own
+            sites.append(self._site(cur) if isinstance(cur, cst.Else) else site)
         if branch.construct == "early":
             out = statements.convert_early(updated, branch, sites)
             held = iter(statements.pending_names(branch))

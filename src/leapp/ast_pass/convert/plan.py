@@ -78,6 +78,9 @@ class Branch:
     nested: tuple = ()
     after: tuple = ()
     inner: bool = False  # construct "early": an early return inside an arm of such an `if`
+    # construct "early", tail "chain": per arm of the chain (the `else` last), whether it returns;
+    # ``copies`` then holds the returning arms', the other arms' and the code after's, in that order
+    returning: tuple = ()
 
     @property
     def converted(self) -> bool:
@@ -93,6 +96,12 @@ class Branch:
             tests = "an `if`/`elif` chain of early returns" if self.early > 1 else "an early `return`"
             if self.tail == "if":
                 tests = "an `else` branch that returns (its test negated)"
+            if self.tail == "chain":
+                flows = f" ({', '.join(self.outputs)})" if self.outputs else ""
+                return (f"line {self.line}: an `if`/`elif` chain whose returning arms follow one that does not "
+                        f"converted to {self.early} early return(s) selected at the end (each under the negated "
+                        f"tests before it), then the {len(self.returning) - self.early} other arm(s) after "
+                        f"them{flows}")
             rest = f", then the `{self.tail}` branch runs after it{' (' + ', '.join(self.outputs) + ')' if self.outputs else ''}" \
                 if self.tail else ""
             return f"line {self.line}: {tests} converted to {self.early} early return(s) selected at the end{rest}"
@@ -562,6 +571,9 @@ def _plan_if(node, ctx):
                 return _plan_early(node, fn, facts, ctx, [body for _, body in arms], orelse, "else")
             if len(arms) == 1 and orelse is not None and exits == [False, True]:
                 return _plan_early(node, fn, facts, ctx, [orelse], bodies[0], "if")
+            # a returning arm after one that does not: the same early returns, each under the
+            # negation of the non-returning tests before it, then a select over the other arms
+            return _plan_mixed(node, fn, facts, ctx, arms, orelse, exits)
         raise _Refused("one branch returns and another does not, and the `if` is not at the top of the "
                        "function body (put the code after the `if` in an `else`, or return from every branch)"
                        if facts.parents.get(node) is not fn else
@@ -836,6 +848,62 @@ def _plan_early(node, fn, facts, ctx, earlies, tail, kind, body=None):
                    paths.definitely_before(facts, node), ctx)
     return "early", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
         early=len(earlies), tail=kind if tail is not None else "", tail_params=tuple(sorted(tail_params)))
+
+
+def _plan_mixed(node, fn, facts, ctx, arms, orelse, exits):
+    """``if a: y = A`` / ``elif b: return q`` / ``else: y = C`` / rest: an `if`/`elif` chain whose
+    returning arms do not all come first. Python runs it as the early returns ``if not a and b:
+    return q`` (each returning arm under the negation of the non-returning tests before it; one
+    that returning arms before it took wins in the merge anyway), then ``if a: y = A`` / ``else: y
+    = C`` (a select over the arms that do not return; where the `else` returns, the last of them is
+    the select's `else`), then the rest. Every test reads the names as they were before the `if`
+    (no arm runs before another's test), so each runs once, before the early returns."""
+    rest = fn.body[fn.body.index(node) + 1:]
+    bodies = [body for _, body in arms] + ([orelse] if orelse is not None else [])
+    n = len(arms)
+    returning = [i for i, e in enumerate(exits) if e]
+    others = [i for i, e in enumerate(exits) if not e]
+    copies = []
+    for i in returning:
+        early = _arm_checker(ctx, f"{_arm_name(i, n)} (an early return)", node, bodies[i], facts, fn, guarded=True)
+        early.block(bodies[i], returns="last")
+        copies.append(tuple(sorted(early.claimed)))
+    if not rest or not _returns_at_end(rest):
+        raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
+    tail = [bodies[i] for i in others]
+    has_else = orelse is not None  # the tail's last arm is its `else` (when the `else` returns, too)
+    ends = []
+    for i, body in zip(others, tail, strict=True):
+        checker = _arm_checker(ctx, f"{_arm_name(i, n)} (run after the early return)", node, body, facts, fn,
+                               guarded=True)
+        checker.block(body, returns="none")
+        copies.append(tuple(sorted(checker.claimed)))
+        ends.append((set(checker.fresh), set(checker.rebound)))
+    written = set().union(*map(set, copies[len(returning):]))
+    assigned = set().union(*(_stored(b) for b in tail)) | written
+    for name in sorted(assigned & facts.declared):
+        raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
+    everywhere = set.intersection(*(_definitely_assigned(b) for b in tail)) if has_else else set()
+    outputs = [name for name in sorted(assigned) if paths.live_after(facts, name, node)]
+    defined = paths.definitely_before(facts, node)
+    for name in outputs:
+        if name not in everywhere and name not in defined:
+            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
+                           f"so the other branch has no value to select (assign it before the `if`) "
+                           f"(line {_first_store(facts, name, node, ctx)})")
+    tail_params = _needs(tail, assigned) | (set(outputs) - everywhere) | written
+    if len(tail) > 1 or not has_else:  # a select: an in-place update after it must reach each arm's array
+        _check_updated_after(node, fn, facts, ctx, tail if has_else else [*tail, []], outputs, ends, len(tail))
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
+    after.block(rest, returns="any")
+    copies.append(tuple(sorted(after.claimed)))
+    earlies = [bodies[i] for i in returning]
+    params = _needs(earlies, set().union(*(_stored(b) for b in earlies))) | \
+        set().union(*map(set, copies[:len(returning)]))
+    reads = _read_locals(facts, [*earlies, *tail]) | (_read_locals(facts, [rest]) - set(outputs))
+    _check_defined(facts, node, params | tail_params | reads, defined, ctx)
+    return "early", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
+        early=len(returning), tail="chain", tail_params=tuple(sorted(tail_params)), returning=tuple(exits))
 
 
 def _returns_at_end(stmts) -> bool:
