@@ -512,6 +512,176 @@ def test_a_write_after_the_if_is_on_its_own_copy():
     assert len(cf.graphs) == 1
 
 
+def loop_early(x):
+    for i in range(3):  # unrolled while tracing: each iteration's early return is held
+        if x[i] > 0:
+            return x * i
+    return x
+
+
+def loop_early_rest(x):
+    s = x * 0.5
+    for i in range(1, 3):
+        t = x[i] - s[i - 1]
+        if t > 1:
+            return x * t
+        s = s + t  # the rest of the body, and the later iterations, run after the held return
+    return s * 2
+
+
+def loop_two_early(x):
+    if x.sum() > 100:  # an early return before the loop wins over those in it
+        return x * 0
+    for i in range(3):
+        if x[i] > 2:
+            return x * i
+        if i == 1:  # Python decides: a plain return after the held ones merges them
+            return x + 1
+        if x[i] < -2:
+            return -x
+    return x
+
+
+def with_early(x):
+    n = x.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if n == 0:
+            return np.zeros_like(x)
+        y = x / n
+    return y
+
+
+def loop_in_with(x):
+    n = x.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(2):
+            r = x / n
+            if r[i] > 1:
+                return r
+    return x - n
+
+
+HELD = [
+    (loop_early, [np.array([-1.0, -2.0, 3.0, 0.0]), np.array([1.0, 2.0, 3.0, 4.0]), np.array([-1.0, 2.0, 3.0, 4.0]),
+                  -np.ones(4), np.array([np.nan, 1.0, 1.0, 1.0])]),
+    (loop_early_rest, [np.array([0.0, 3.0, 0.0]), np.zeros(3), np.array([0.0, 0.0, 5.0]), np.array([0.0, 1.2, 5.0]),
+                       np.full(3, np.nan)]),
+    (loop_two_early, [np.array([3.0, 0.0, 0.0]), np.array([0.0, 3.0, 0.0]), np.array([-3.0, 0.0, 0.0]),
+                      np.array([0.0, 0.0, 0.0]), np.array([200.0, 3.0, 0.0]), np.array([np.nan, 0.0, 0.0])]),
+    (with_early, [np.zeros(3), np.ones(3), np.array([1.0, -1.0, 0.0]), np.array([np.nan, 0.0, 0.0])]),
+    (loop_in_with, [np.array([1.0, 2.0, 3.0]), np.array([2.0, -1.0, 0.0]), np.array([-1.0, 2.0, 0.0]),
+                    np.zeros(3), np.array([1.0, np.nan, 0.0])]),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("fn,inputs", HELD, ids=[c[0].__name__ for c in HELD])
+def test_an_early_return_in_a_loop_or_a_with_block_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    _every_path_in_one_graph(fn, inputs, dtype)
+
+
+def test_the_held_form_in_the_report_the_rewrite_and_onnx(tmp_path):
+    import onnxruntime as ort
+
+    for fn, inputs in (HELD[0], HELD[3]):
+        cf = leapp.compile(fn)
+        first = fn.__code__.co_firstlineno
+        what = "a `for` loop over a `range`" if fn is loop_early else "a `with` block"
+        assert f"line {first + 2 + (fn is with_early)}: early `return` inside {what} converted" in cf.format_report()
+        text = cf.source.rewritten
+        assert "= []  # leapp: converted" in text and ".append(__leapp_ret" in text
+        assert "return _leapp.merge((__leapp_held" in text
+        cf(inputs[0].astype(F32))
+        cf.export(tmp_path / f"{fn.__name__}.onnx", "onnx")
+        session = ort.InferenceSession(str(tmp_path / f"{fn.__name__}.onnx"))
+        name = session.get_inputs()[0].name
+        for v in inputs:
+            (out,) = session.run(None, {name: v.astype(F32)})
+            same(out, fn(v.astype(F32)), rtol=1e-6)
+
+
+def loop_over_an_array(x):
+    for v in x:
+        if v > 0:
+            return x * v
+    return x
+
+
+def loop_writes_the_held_array(x):
+    for i in range(2):
+        r = x * 2
+        if r[i] > 3:
+            return r
+        r[0] = 0.0  # NumPy returned `r` before this write on the inputs above
+    return x
+
+
+def loop_indexes_after(x, j):
+    for i in range(2):
+        if x[i] > 0:
+            return x
+        x = x + x[j]  # `j` may be out of range on the inputs that returned
+    return x
+
+
+def with_raising_errstate(x):
+    n = x.sum()
+    with np.errstate(divide="raise"):
+        if n == 0:
+            return x
+        y = x / n  # NumPy never divides by a zero `n`: it returned
+    return y
+
+
+def with_suppress(x):
+    import contextlib
+
+    with contextlib.suppress(ValueError):
+        if x.sum() > 0:
+            return x
+        x = x * 2
+    return x
+
+
+def while_early(x):
+    k = 0
+    while k < 3:
+        if x[k] > 0:
+            return x * 2
+        k += 1
+    return x
+
+
+def loop_falls_off(x):
+    for i in range(3):
+        if x[i] > 0:
+            return x * i
+
+
+def loop_early_with_else(x):
+    y = x
+    for i in range(3):
+        if x[i] > 0:
+            return x * i
+        else:
+            y = y + 1
+    return y
+
+
+@pytest.mark.parametrize("fn,words,args", [
+    (loop_over_an_array, "inside a `for` loop over `x`", ()),
+    (loop_writes_the_held_array, "writes into `r[0]` after the early return at line", ()),
+    (loop_indexes_after, "the code after the early return indexes `x[j]`", (np.int64(1),)),
+    (with_raising_errstate, "would warn or raise on the inputs that returned", ()),
+    (with_suppress, "which leapp cannot show changes no value", ()),
+    (while_early, "inside a `while`", ()),
+    (loop_falls_off, "can fall off its end", ()),
+    (loop_early_with_else, "with an `elif` or `else`", ()),
+])
+def test_what_a_held_early_return_cannot_hold_is_refused(fn, words, args):
+    assert words in _refusal(fn, *args)
+
+
 def else_assigns_on_some_paths(x, scale=False):
     y = x
     n = np.linalg.norm(x)
@@ -595,7 +765,11 @@ def test_an_early_return_whose_block_does_not_end_in_a_return_is_refused():
 
 
 @pytest.mark.parametrize("fn,converts", [
-    *((c[0], True) for c in CASES + NESTED),
+    *((c[0], True) for c in CASES + NESTED + HELD),
+    (loop_over_an_array, False),
+    (loop_writes_the_held_array, False),
+    (with_raising_errstate, False),
+    (while_early, False),
     (inside_a_plain_if, True),
     (nested_then_write, False),
     (falls_out_of_a_plain_if, False),

@@ -30,6 +30,8 @@ class _Converter(cst.CSTTransformer):
         # early returns inside the arms of a converted `if`: converted whether their test is on data
         # (planned too, then in ``ifs``) or not (runtime.branches.early branches as Python does)
         self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested}
+        # the loops and `with` blocks that hold early returns (plan._plan_held), by position
+        self.holders = {b.held for b in branches if b.converted and b.held}
         self.seen_on_line: dict[int, int] = {}
         self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
         self.pending: dict[int, str] = {}  # early returns merged at the later returns of their block
@@ -76,6 +78,8 @@ class _Converter(cst.CSTTransformer):
             cur = cur.orelse
         if branch.construct == "early" and branch.tail == "chain":  # the `else` has a site of its own
             sites.append(self._site(cur) if isinstance(cur, cst.Else) else site)
+        if branch.construct == "early" and branch.held:  # merged by its holder (leave_For, leave_With)
+            return statements.convert_early(updated, branch, sites)
         if branch.construct == "early":
             out = statements.convert_early(updated, branch, sites)
             held = iter(statements.pending_names(branch))
@@ -104,6 +108,23 @@ class _Converter(cst.CSTTransformer):
         self.applied += 1
         return loops.convert_while(updated, branch, f"{self.path}:{branch.line}:{branch.col}")
 
+    def leave_For(self, original, updated):
+        return self._holder(original, updated)
+
+    def leave_With(self, original, updated):
+        return self._holder(original, updated)
+
+    def _holder(self, original, updated):
+        pos = self.get_metadata(PositionProvider, original).start
+        at = (pos.line + self.first_line - 1, pos.column + self.indent)  # in the file, as `held` is
+        if at not in self.holders:
+            return updated
+        out = statements.convert_holder(updated, at, at[0])
+        holder = out.nodes[-1]
+        self.pending[id(holder)] = statements.held_name(at)  # the function's later returns merge it
+        self._held.append(holder)
+        return out
+
     def leave_IndentedBlock(self, original, updated):
         if not any(id(stmt) in self.pending for stmt in updated.body):
             return updated
@@ -125,7 +146,9 @@ def apply(code: str, branches, *, path: str, first_line: int, indent: int) -> tu
     if not any(b.converted for b in branches):
         return code, 0
     # the plan's positions are in the analysed (dedented) text; sites and markers name the file's
-    branches = [dataclasses.replace(b, line=b.line + first_line - 1, col=b.col + indent) for b in branches]
+    branches = [dataclasses.replace(b, line=b.line + first_line - 1, col=b.col + indent,
+                                    held=(b.held[0] + first_line - 1, b.held[1] + indent) if b.held else ())
+                for b in branches]
     converter = _Converter(branches, path, first_line, indent)
     module = MetadataWrapper(cst.parse_module(code)).visit(converter)
     return module.code, converter.applied

@@ -134,6 +134,11 @@ def _reads_first_one(s, name) -> str:
         if "read" in (a, b):
             return "read"
         return "killed" if a == b == "killed" else "open"
+    if isinstance(s, (ast.For, ast.AsyncFor)) and name in {
+            n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}:
+        # the loop assigns it before its body runs (`for i in range(3): ... x * i`); the loop may
+        # run no iteration, so after it the name is as before
+        return "read" if name in _loads(s.iter) or reads_first(s.orelse, name) == "read" else "open"
     if isinstance(s, _LOOPS):
         head = s.iter if not isinstance(s, ast.While) else s.test
         if name in _loads(head) or reads_first(s.body, name) == "read" or reads_first(s.orelse, name) == "read":

@@ -81,6 +81,12 @@ class Branch:
     # construct "early", tail "chain": per arm of the chain (the `else` last), whether it returns;
     # ``copies`` then holds the returning arms', the other arms' and the code after's, in that order
     returning: tuple = ()
+    # construct "early": an early return inside a `for` loop over a `range` or a `with` block at the
+    # top of the function (``_plan_held``): that statement's ``local`` (the file's line and column once
+    # convert.apply has them), where the returns are held
+    # in a list (one per iteration), and what it is ("a `for` loop", "a `with` block")
+    held: tuple = ()
+    held_in: str = ""
 
     @property
     def converted(self) -> bool:
@@ -105,6 +111,8 @@ class Branch:
             rest = f", then the `{self.tail}` branch runs after it{' (' + ', '.join(self.outputs) + ')' if self.outputs else ''}" \
                 if self.tail else ""
             return f"line {self.line}: {tests} converted to {self.early} early return(s) selected at the end{rest}"
+        if self.converted and self.construct == "early" and self.held:
+            return f"line {self.line}: early `return` inside {self.held_in} converted to a select (each time it runs)"
         if self.converted and self.construct == "early" and self.inner:
             return f"line {self.line}: early `return` inside a converted branch converted to a select"
         if self.converted:
@@ -539,6 +547,12 @@ def _plan_if(node, ctx):
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
                            ctx)
             return "return", tuple(sorted(params)), (), tuple(copies), {}
+        holder = _holder(node, fn, facts, ctx)
+        if holder is not None:
+            if orelse or len(arms) > 1:
+                raise _Refused(f"it returns early inside {holder[1]} with an `elif` or `else` (write `if "
+                               "test: ... return` alone there)")
+            return _plan_held(node, fn, facts, ctx, *holder)
         outer = _enclosing_if(node, facts)
         if outer is not None and not orelse and len(arms) == 1:
             # planned with the `if` around it, which the static pass met first (its test comes first)
@@ -575,10 +589,7 @@ def _plan_if(node, ctx):
             # negation of the non-returning tests before it, then a select over the other arms
             return _plan_mixed(node, fn, facts, ctx, arms, orelse, exits)
         raise _Refused("one branch returns and another does not, and the `if` is not at the top of the "
-                       "function body (put the code after the `if` in an `else`, or return from every branch)"
-                       if facts.parents.get(node) is not fn else
-                       "one branch returns and another does not, in a form leapp does not convert (an "
-                       "`if`/`elif` chain converts when its returning arms come first)")
+                       "function body (put the code after the `if` in an `else`, or return from every branch)")
     copies, ends, nested = [], [], []
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
@@ -904,6 +915,114 @@ def _plan_mixed(node, fn, facts, ctx, arms, orelse, exits):
     _check_defined(facts, node, params | tail_params | reads, defined, ctx)
     return "early", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
         early=len(returning), tail="chain", tail_params=tuple(sorted(tail_params)), returning=tuple(exits))
+
+
+# context managers that change no value on data: an early return held inside one runs the code
+# after it under the same manager, as NumPy's would have left it (warnings and floating-point flags)
+_PLAIN_CONTEXTS = frozenset({"numpy.errstate", "warnings.catch_warnings", "contextlib.nullcontext"})
+
+
+def _holder(node, fn, facts, ctx):
+    """For ``node`` (an early return) in the body of a `for` loop over a static ``range`` or of a `with`
+    block on a plain context manager, nested in such statements only up to ``fn``'s body: (the
+    top-level one, what it is, the statements around ``node`` up to it). None where ``node``'s block
+    is not such a statement's; refused where one of them is not plain."""
+    parent = facts.parents.get(node)
+    if not isinstance(parent, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.While)) or node not in parent.body:
+        return None
+    chain, cur = [], node
+    while True:
+        parent = facts.parents.get(cur)
+        if parent is fn:
+            break
+        line = parent.lineno + ctx.positions.line_offset
+        if isinstance(parent, (ast.While, ast.AsyncFor, ast.AsyncWith)):
+            raise _Refused(f"it returns early inside a `{type(parent).__name__.lower().replace('async', 'async ')}` "
+                           f"(line {line}); only a `for` loop over a `range` of static bounds, unrolled while "
+                           "tracing, holds its early returns")
+        if isinstance(parent, ast.For):
+            it = parent.iter
+            static = isinstance(it, ast.Call) and ctx.builtin(it.func) == "range" and not it.keywords \
+                and not any(ctx.is_array(a) or isinstance(a, ast.Starred) for a in it.args)
+            if not static:
+                raise _Refused(f"it returns early inside a `for` loop over `{ast.unparse(it)}` (line {line}), "
+                               "which is not a `range` of static bounds (an unrolled loop's early returns are "
+                               "held one per iteration)")
+            if parent.orelse or cur not in parent.body:
+                raise _Refused(f"it returns early inside a `for` loop with an `else:` (line {line})")
+        elif isinstance(parent, ast.With):
+            for item in parent.items:
+                e = item.context_expr
+                q = ctx.call_name(e) if isinstance(e, ast.Call) else None
+                if q == "numpy.errstate" and not all(  # the code after the held return must not raise
+                        isinstance(k.value, ast.Constant) and k.value.value == "ignore" and k.arg is not None
+                        for k in e.keywords) or (q == "numpy.errstate" and e.args):
+                    raise _Refused(f"it returns early inside `{ast.unparse(e)}` (line {line}), where the code "
+                                   "after the held return, which runs on every input, would warn or raise on the "
+                                   "inputs that returned (only `np.errstate(...=\"ignore\")` converts)")
+                if q not in _PLAIN_CONTEXTS:
+                    raise _Refused(f"it returns early inside a `with` block on `{ast.unparse(e)}` (line {line}), "
+                                   "which leapp cannot show changes no value (the held return would run the code "
+                                   "after it inside the block; np.errstate and warnings.catch_warnings do)")
+        else:
+            return None  # inside an `if` (or another statement): the forms of _plan_if decide
+        chain.append(parent)
+        cur = parent
+    top = chain[-1]
+    what = "a `for` loop over a `range`" if any(isinstance(c, ast.For) for c in chain) else "a `with` block"
+    return top, what, chain
+
+
+def _plan_held(node, fn, facts, ctx, top, what, chain):
+    """``for i in range(3): if x[i] > 0: return x * i`` (or inside ``with np.errstate(...):``) at the
+    top of the function: the loop runs as Python's, unrolled while tracing, so each time the early
+    return runs it is held like one at the top (``runtime.branches.early``), in a list made before
+    ``top`` that every later ``return`` merges, the first held winning. Everything after it, the
+    rest of the loop's body and its later iterations included, is code after an early return."""
+    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn, guarded=True)
+    early.block(node.body, returns="last")
+    params = _needs([node.body], _stored(node.body)) | early.claimed
+    _check_defined(facts, node, params | _read_locals(facts, [node.body]), paths.definitely_before(facts, node), ctx)
+    rest = fn.body[fn.body.index(top) + 1:]
+    if not rest or not _returns_at_end(rest):
+        raise _Refused(f"the function can fall off its end after {what} with the early return (end it with "
+                       "a `return`)")
+    # no private copies after it: a write must be into an array made after the last early return
+    after = _Checker(ctx, "the code after the early return", guarded=True)
+    after.after_early = node.lineno + ctx.positions.line_offset
+    _held_after(after, [top], set(chain), 0)
+    after.block(rest, returns="any")
+    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), ()), dict(
+        held=(top.lineno, top.col_offset), held_in=what)
+
+
+def _held_after(after, stmts, chain, loops) -> None:
+    """``stmts`` checked as code after an early return held in ``chain`` (the loops and `with`
+    blocks around it): a loop's body runs again after an early return in it, from a state where
+    none of its names holds an array made since; each early return there holds a value, so no
+    array made before it is the block's own afterwards."""
+    for s in stmts:
+        if s in chain and isinstance(s, ast.For):
+            after.expr(s.iter)
+            after.target(s.target, s)
+            stored = _stored([s])
+            after.rebound |= stored
+            after.fresh -= stored
+            _held_after(after, s.body, chain, loops + 1)
+            after.fresh -= stored
+        elif s in chain and isinstance(s, ast.With):
+            for item in s.items:  # a plain context manager (_holder): its arguments are plain too
+                for a in [*item.context_expr.args, *(k.value for k in item.context_expr.keywords)]:
+                    after.expr(a)
+                if item.optional_vars is not None:
+                    after.target(item.optional_vars, s)
+            _held_after(after, s.body, chain, loops)
+        elif _nested_early(s, None):  # this early return, or another one: its value is held
+            after.expr(s.test)
+            after.block(s.body, returns="last", loops=loops)
+            after.fresh = set()
+        else:
+            after.stmt(s, returns="any", loops=loops)
 
 
 def _returns_at_end(stmts) -> bool:

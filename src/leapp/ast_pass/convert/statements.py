@@ -173,6 +173,18 @@ def _convert_returning_if(node, branch, sites, arms, orelse) -> cst.FlattenSenti
     return cst.FlattenSentinel([*defs, *calls])
 
 
+def held_name(local) -> str:
+    """The list of early returns held in the loop or `with` block at ``local`` (``plan._plan_held``)."""
+    return f"__leapp_held{local[0]}_{local[1]}"
+
+
+def convert_holder(node, local, line) -> cst.FlattenSentinel:
+    """The loop or `with` block ``node`` (at ``local``) holding early returns: its list made before
+    it, and every ``return`` inside it merging that list (as far as it has grown when it runs)."""
+    name = held_name(local)
+    return cst.FlattenSentinel([_stmt(f"{name} = []", line), node.visit(_MergeReturns([name]))])
+
+
 def pending_names(branch) -> list[str]:
     """The names the early returns of ``branch`` are held in, in order (one per returning arm)."""
     first = pending_name(branch)
@@ -219,6 +231,8 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
     for name, test, site, line, pending in zip(names, tests, sites, lines, held, strict=True):
         how = "arm_early" if branch.inner else "early"  # inside an arm: held under the arm's path
         calls.append(_stmt(f"{pending} = _leapp.{how}({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
+        if branch.held:  # in a loop or a `with`: held in its list (every return there merges it)
+            calls.append(_stmt(f"{held_name(branch.held)}.append({pending})", line))
         calls.append(_stmt(f"if {pending}.taken: return {pending}.value", line))
     calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
     if branch.tail:
