@@ -72,9 +72,10 @@ def if_returns(site, test, true_fn, false_fn, args):
             a = returns(true_fn(*args))
         with untaken(taken), _on_path(cond, False), _in_arm(cond, False):
             b = returns(false_fn(*args))
-    if a.taken or b.taken:  # inside a traced arm every early return is held (``early``)
-        raise RuntimeError(f"{site}: an arm of a converted `if` returned on a plain path (a leapp bug, "
-                           "please report it)")
+    if a.taken or b.taken:  # inside a traced arm every early return leapp converted is held (``early``)
+        _refuse(site, "a `return` inside a branch of this converted `if` ran on a path leapp does not hold "
+                      "(under an `if` whose test is not on data, inside the branch): the other inputs would "
+                      "not return there. Return from the top of the branch (`if test: return ...`)")
     return Returns(False, None, select(site, cond, a.outputs, b.outputs, ""), (*a.group, *b.group))
 
 

@@ -29,7 +29,8 @@ class _Converter(cst.CSTTransformer):
         self.ifexps = {b.local: b for b in branches if b.converted and b.construct == "ifexp"}
         # early returns inside the arms of a converted `if`: converted whether their test is on data
         # (planned too, then in ``ifs``) or not (runtime.branches.early branches as Python does)
-        self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested}
+        self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested
+                       if len(r) == 3}  # not an `if` holding early returns: it has its own plan
         # the loops and `with` blocks that hold early returns (plan._plan_held), by position
         self.holders = {b.held for b in branches if b.converted and b.held}
         self.seen_on_line: dict[int, int] = {}
@@ -95,7 +96,8 @@ class _Converter(cst.CSTTransformer):
             branch = _Pending(branch, self.arm_pending)
             out = statements.convert_if(updated, branch, sites)
             holder = out.nodes[-2 - bool(branch.outputs) - len(branch.after)]
-            self.pending[id(holder)] = statements.pending_name(branch)
+            where = self.arm_pending if branch.inner else self.pending  # inside an arm: that arm holds it
+            where[id(holder)] = statements.pending_name(branch)
             self._held.append(holder)
             return out
         return statements.convert_if(updated, branch, sites)

@@ -74,10 +74,13 @@ class Branch:
     tail: str = ""
     tail_params: tuple = ()
     # construct "if": the early returns inside its arms (``if m: return r`` at an arm's top level),
-    # as (their ``local``, params, copies), and the names the code after the `if` writes into on a private copy;
+    # as (their ``local``, params, copies), or (``local``, (), ((), ()), "if") for an `if` on data there whose
+    # own arms hold early returns (planned on its own, with ``inner``), and the names the code after the
+    # `if` writes into on a private copy;
     nested: tuple = ()
     after: tuple = ()
-    inner: bool = False  # construct "early": an early return inside an arm of such an `if`
+    inner: bool = False  # construct "early": an early return inside an arm of such an `if`; "if": an
+    # `if` holding early returns inside an arm of such an `if` (that arm holds them in turn)
     # construct "early", tail "chain": per arm of the chain (the `else` last), whether it returns;
     # ``copies`` then holds the returning arms', the other arms' and the code after's, in that order
     returning: tuple = ()
@@ -591,12 +594,30 @@ def _plan_if(node, ctx):
         raise _Refused("one branch returns and another does not, and the `if` is not at the top of the "
                        "function body (put the code after the `if` in an `else`, or return from every branch)")
     copies, ends, nested = [], [], []
+    within = _within(node, fn, facts, ctx)
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
         inner = [s for s in body if _nested_early(s, ctx)]
-        if inner and facts.parents.get(node) is not fn:
-            checker.block(body, returns="none")  # refused: returns in the middle
+        holders = [s for s in body if _holds_early(s)]
+        if (inner or holders) and facts.parents.get(node) is not fn:
+            if holders and within:
+                raise _Refused(f"it holds an early return three `if`s deep (line {holders[0].lineno + ctx.positions.line_offset}); "
+                               "leapp holds those of two converted `if`s at the top of the function")
+            if not within:
+                checker.block(body, returns="none")  # refused: returns in the middle
         for s in body:
+            if s in holders:
+                # an `if` on data whose arms hold early returns (``if b:`` / ``if c: return r``): planned
+                # on its own (nested in this arm, ``within``), its held returns held by this arm too; its
+                # tests run on every input this arm runs on, and what follows it is after an early return
+                for test, _ in _chain(s)[0]:
+                    _BoolTest(ctx).check(test)
+                    checker.expr(test)
+                nested.append(((s.lineno, s.col_offset), (), ((), ()), "if"))
+                checker.fresh, checker.owner = set(), None
+                checker.rebound |= _stored([s])
+                checker.after_early = s.lineno + ctx.positions.line_offset
+                continue
             if s not in inner:
                 checker.stmt(s, returns="none", loops=0)
                 continue
@@ -633,6 +654,8 @@ def _plan_if(node, ctx):
     _check_updated_after(node, fn, facts, ctx, bodies if orelse else [*bodies, []], outputs, ends, len(arms))
     if not nested:
         return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), {}
+    if within:  # the `if` whose arm holds this one checks what runs after it (its arm's rest, the function's)
+        return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(nested=tuple(nested), inner=True)
     # the code after the `if` runs on every input, also on those an inner early return holds: it is
     # code after an early return (as in _plan_early), and the function must end in a `return`
     rest = fn.body[fn.body.index(node) + 1:]
@@ -650,6 +673,27 @@ def _nested_early(s, ctx) -> bool:
     """``if m: <...> return r`` with no `else`: an early return inside an arm, converted whether or
     not its test is on data (``runtime.branches.early`` branches as Python does on a plain test)."""
     return isinstance(s, ast.If) and not s.orelse and _ends_in_return(s.body)
+
+
+def _holds_early(s) -> bool:
+    """An `if` (not itself an early return) with an early return at the top of one of its arms."""
+    if not isinstance(s, ast.If) or _nested_early(s, None):
+        return False
+    arms, orelse = _chain(s)
+    return any(_nested_early(t, None) for body in [*(b for _, b in arms), orelse or []] for t in body)
+
+
+def _within(node, fn, facts, ctx) -> bool:
+    """Whether ``node`` is an `if` at the top level of an arm of a converted `if` at the top of the
+    function that holds its early returns (``_holds_early``, recorded in that `if`'s ``nested``)."""
+    outer = _enclosing_if(node, facts)
+    if outer is None or facts.parents.get(outer) is not fn:
+        return False
+    at = (outer.lineno, outer.col_offset)
+    head = next((b for b in getattr(ctx, "branches", ()) if b.local == at and b.construct not in ("ifexp", "while")),
+                None)
+    return head is not None and head.converted and head.construct == "if" and any(
+        len(r) > 3 and r[0] == (node.lineno, node.col_offset) for r in head.nested)
 
 
 def _plain_ifs_to(node, fn, facts, ctx) -> bool:

@@ -129,8 +129,9 @@ def _exits(body, pending: dict, outputs, line):
     out = []
     for stmt in body.body:
         name = pending.get(id(stmt))
-        if held:
-            stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held), "exit")))
+        # every return, also one before any held early return (under an `if` Python decides, which the
+        # plan did not see: runtime.branches.if_returns refuses it on a traced test), is the function's
+        stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held), "exit")))
         if name is not None:
             held.append(name)
         out.append(stmt)
