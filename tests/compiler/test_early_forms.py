@@ -789,8 +789,8 @@ def three_holders(x):
 
 
 def two_deep_then_write(x):
-    q = x * 1.0
     if x.sum() > 0:
+        q = x * 2  # the arm's own array
         if x[0] > 0:
             if x[1] > 0:
                 return q
@@ -800,7 +800,7 @@ def two_deep_then_write(x):
         q[0] = 5.0  # the held return's value may be `q`
     else:
         y = x
-    return y + q
+    return y
 
 
 def two_deep_under_a_plain_if(x, flag=True):
