@@ -561,6 +561,15 @@ def loop_in_with(x):
     return x - n
 
 
+def loop_then_write(x):
+    q = x * 2
+    for i in range(2):
+        if q[i] > 3:
+            return q
+    q[0] = 0.0  # NumPy returned `q` before this write on the inputs above: written on a copy
+    return q
+
+
 HELD = [
     (loop_early, [np.array([-1.0, -2.0, 3.0, 0.0]), np.array([1.0, 2.0, 3.0, 4.0]), np.array([-1.0, 2.0, 3.0, 4.0]),
                   -np.ones(4), np.array([np.nan, 1.0, 1.0, 1.0])]),
@@ -569,6 +578,7 @@ HELD = [
     (loop_two_early, [np.array([3.0, 0.0, 0.0]), np.array([0.0, 3.0, 0.0]), np.array([-3.0, 0.0, 0.0]),
                       np.array([0.0, 0.0, 0.0]), np.array([200.0, 3.0, 0.0]), np.array([np.nan, 0.0, 0.0])]),
     (with_early, [np.zeros(3), np.ones(3), np.array([1.0, -1.0, 0.0]), np.array([np.nan, 0.0, 0.0])]),
+    (loop_then_write, [np.array([2.0, 0.0, 1.0]), np.array([0.0, 2.0, 1.0]), np.zeros(3), np.full(3, np.nan)]),
     (loop_in_with, [np.array([1.0, 2.0, 3.0]), np.array([2.0, -1.0, 0.0]), np.array([-1.0, 2.0, 0.0]),
                     np.zeros(3), np.array([1.0, np.nan, 0.0])]),
 ]
@@ -613,6 +623,15 @@ def loop_writes_the_held_array(x):
         if r[i] > 3:
             return r
         r[0] = 0.0  # NumPy returned `r` before this write on the inputs above
+    return x
+
+
+def loop_then_write_a_view(x):
+    q = x[0:2]
+    for i in range(2):
+        if x[i] > 3:
+            return q
+    q[0] = 0.0  # writes into the caller's `x`
     return x
 
 
@@ -672,6 +691,7 @@ def loop_early_with_else(x):
     (loop_over_an_array, "inside a `for` loop over `x`", ()),
     (loop_writes_the_held_array, "writes into `r[0]` after the early return at line", ()),
     (loop_indexes_after, "the code after the early return indexes `x[j]`", (np.int64(1),)),
+    (loop_then_write_a_view, "the code after the early return writes into `q[0]`, and `x` is a parameter", ()),
     (with_raising_errstate, "would warn or raise on the inputs that returned", ()),
     (with_suppress, "which leapp cannot show changes no value", ()),
     (while_early, "inside a `while`", ()),

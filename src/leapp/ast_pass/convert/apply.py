@@ -32,7 +32,10 @@ class _Converter(cst.CSTTransformer):
         self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested
                        if len(r) == 3}  # not an `if` holding early returns: it has its own plan
         # the loops and `with` blocks that hold early returns (plan._plan_held), by position
-        self.holders = {b.held for b in branches if b.converted and b.held}
+        self.holders: dict = {}  # and the names the code after each writes on a private copy
+        for b in branches:
+            if b.converted and b.held:
+                self.holders.setdefault(b.held, set()).update(b.copies[-1] if b.copies else ())
         self.seen_on_line: dict[int, int] = {}
         self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
         self.pending: dict[int, str] = {}  # early returns merged at the later returns of their block
@@ -121,8 +124,9 @@ class _Converter(cst.CSTTransformer):
         at = (pos.line + self.first_line - 1, pos.column + self.indent)  # in the file, as `held` is
         if at not in self.holders:
             return updated
-        out = statements.convert_holder(updated, at, at[0])
-        holder = out.nodes[-1]
+        out = statements.convert_holder(updated, at, at[0], sorted(self.holders[at]),
+                                        f"{self.path}:{at[0]}:{at[1] + 1}")
+        holder = out.nodes[1]
         self.pending[id(holder)] = statements.held_name(at)  # the function's later returns merge it
         self._held.append(holder)
         return out

@@ -1031,12 +1031,14 @@ def _plan_held(node, fn, facts, ctx, top, what, chain):
     if not rest or not _returns_at_end(rest):
         raise _Refused(f"the function can fall off its end after {what} with the early return (end it with "
                        "a `return`)")
-    # no private copies after it: a write must be into an array made after the last early return
-    after = _Checker(ctx, "the code after the early return", guarded=True)
-    after.after_early = node.lineno + ctx.positions.line_offset
-    _held_after(after, [top], set(chain), 0)
+    # inside ``top``, no private copies: a write there must be into an array made after the last early
+    # return; after it, the code writes on private copies made once ``top`` has run (convert.apply)
+    inside = _Checker(ctx, "the code after the early return", guarded=True)
+    inside.after_early = node.lineno + ctx.positions.line_offset
+    _held_after(inside, [top], set(chain), 0)
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
     after.block(rest, returns="any")
-    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), ()), dict(
+    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), tuple(sorted(after.claimed))), dict(
         held=(top.lineno, top.col_offset), held_in=what)
 
 

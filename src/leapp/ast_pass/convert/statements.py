@@ -179,11 +179,14 @@ def held_name(local) -> str:
     return f"__leapp_held{local[0]}_{local[1]}"
 
 
-def convert_holder(node, local, line) -> cst.FlattenSentinel:
+def convert_holder(node, local, line, copies=(), site="") -> cst.FlattenSentinel:
     """The loop or `with` block ``node`` (at ``local``) holding early returns: its list made before
-    it, and every ``return`` inside it merging that list (as far as it has grown when it runs)."""
+    it, every ``return`` inside it merging that list (as far as it has grown when it runs), and after
+    it the private copies of the arrays the code after it writes into (``copies``; a held value
+    may be one of them)."""
     name = held_name(local)
-    return cst.FlattenSentinel([_stmt(f"{name} = []", line), node.visit(_MergeReturns([name]))])
+    return cst.FlattenSentinel([_stmt(f"{name} = []", line), node.visit(_MergeReturns([name])),
+                                *(_stmt(f"{n} = _leapp.private({site!r}, {n})", line) for n in copies)])
 
 
 def pending_names(branch) -> list[str]:
@@ -235,7 +238,8 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
         if branch.held:  # in a loop or a `with`: held in its list (every return there merges it)
             calls.append(_stmt(f"{held_name(branch.held)}.append({pending})", line))
         calls.append(_stmt(f"if {pending}.taken: return {pending}.value", line))
-    calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
+    if not branch.held:  # in a loop or a `with`: made once it has run (convert_holder)
+        calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
     if branch.tail:
         call = f"{tail_name}({', '.join(branch.tail_params)})"
         calls.append(_stmt(f"{_tuple(branch.outputs)} = {call}" if branch.outputs else call, lines[0]))
