@@ -593,7 +593,8 @@ def _plan_if(node, ctx):
             return _plan_mixed(node, fn, facts, ctx, arms, orelse, exits)
         raise _Refused("one branch returns and another does not, and the `if` is not at the top of the "
                        "function body (put the code after the `if` in an `else`, or return from every branch)")
-    copies, ends, nested = [], [], []
+    copies, ends = [], []
+    nested: list = []
     within = _within(node, fn, facts, ctx)
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
@@ -998,9 +999,9 @@ def _holder(node, fn, facts, ctx):
             for item in parent.items:
                 e = item.context_expr
                 q = ctx.call_name(e) if isinstance(e, ast.Call) else None
-                if q == "numpy.errstate" and not all(  # the code after the held return must not raise
+                if isinstance(e, ast.Call) and q == "numpy.errstate" and (e.args or not all(
                         isinstance(k.value, ast.Constant) and k.value.value == "ignore" and k.arg is not None
-                        for k in e.keywords) or (q == "numpy.errstate" and e.args):
+                        for k in e.keywords)):  # the code after the held return must not raise
                     raise _Refused(f"it returns early inside `{ast.unparse(e)}` (line {line}), where the code "
                                    "after the held return, which runs on every input, would warn or raise on the "
                                    "inputs that returned (only `np.errstate(...=\"ignore\")` converts)")
@@ -1058,7 +1059,9 @@ def _held_after(after, stmts, chain, loops) -> None:
             after.fresh -= stored
         elif s in chain and isinstance(s, ast.With):
             for item in s.items:  # a plain context manager (_holder): its arguments are plain too
-                for a in [*item.context_expr.args, *(k.value for k in item.context_expr.keywords)]:
+                call = item.context_expr
+                assert isinstance(call, ast.Call)
+                for a in [*call.args, *(k.value for k in call.keywords)]:
                     after.expr(a)
                 if item.optional_vars is not None:
                     after.target(item.optional_vars, s)

@@ -292,10 +292,10 @@ def _convert_chain(branch, sites, arms, orelse) -> cst.FlattenSentinel:
     else:
         false = f"{_lambda(params)}{_tuple(branch.outputs)}"
     for k in range(len(chain) - 1, -1, -1):
-        i = chain[k]
-        if i is None:
+        arm = chain[k]
+        if arm is None:
             continue
-        call = f"_leapp.if_({sites[i]!r}, {tests[i]}, {stem}{i}, {false}, {_tuple(params)})"
+        call = f"_leapp.if_({sites[arm]!r}, {tests[arm]}, {stem}{arm}, {false}, {_tuple(params)})"
         false = f"{_lambda(params)}{call}" if k else call
     if chain[0] is None:  # one arm left, the `else`: it runs after the early returns as it is
         false = f"{false}({', '.join(params)})"
