@@ -209,6 +209,16 @@ class _Checker:
             self.expr(s.iter)
             self.target(s.target, s)
             self.loop_body(s, s.body, "none" if returns != "any" else "any", loops)
+        elif t is ast.With and _plain_context(s, self.ctx) is None:  # np.errstate(...="ignore") and such
+            for item in s.items:
+                call = item.context_expr
+                assert isinstance(call, ast.Call)
+                for a in [*call.args, *(k.value for k in call.keywords)]:
+                    self.expr(a)
+                if item.optional_vars is not None:
+                    self.target(item.optional_vars, s)
+                    self.bind([item.optional_vars], None)
+            self.block(s.body, returns=returns, loops=loops)
         elif t in (ast.Break, ast.Continue):
             if not loops:
                 self.refuse(s, f"has a `{t.__name__.lower()}` out of the branch")
@@ -282,7 +292,7 @@ class _Checker:
     def index(self, target, stmt) -> None:
         """A write's index on data may be out of range on the other branch's inputs: NumPy raises."""
         while isinstance(target, ast.Subscript):
-            if self.on_data(target.slice):
+            if self.on_data(target.slice) and not self.guarded:  # guarded: np.where(path, j, 0)
                 self.refuse(stmt, f"writes into `{ast.unparse(target)}` at an index on data, which raises "
                                   "where it is out of range on the other branch's inputs")
             target = target.value
@@ -335,7 +345,8 @@ class _Checker:
             if isinstance(n, ast.Call):
                 self.call(n)
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.on_data(n.slice) \
-                    and self.ctx.scope.qualname(n.value) not in _CONCATENATORS:
+                    and self.ctx.scope.qualname(n.value) not in _CONCATENATORS and not self.guarded:
+                # in an arm (``guarded``) the index runs as np.where(path, j, 0) (runtime.branches)
                 self.refuse(n, f"indexes `{ast.unparse(n)}` with an array, which can be out of range "
                                "on the other branch's inputs")
             elif t in (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await):
@@ -967,6 +978,24 @@ def _plan_mixed(node, fn, facts, ctx, arms, orelse, exits):
 _PLAIN_CONTEXTS = frozenset({"numpy.errstate", "warnings.catch_warnings", "contextlib.nullcontext"})
 
 
+def _plain_context(with_, ctx) -> str | None:
+    """None where every context manager of ``with_`` changes no value and raises on no input (code
+    in it may run on inputs that returned early, or on the other branch's), else why not."""
+    for item in with_.items:
+        e = item.context_expr
+        q = ctx.call_name(e) if isinstance(e, ast.Call) else None
+        if isinstance(e, ast.Call) and q == "numpy.errstate" and (e.args or not all(
+                isinstance(k.value, ast.Constant) and k.value.value == "ignore" and k.arg is not None
+                for k in e.keywords)):
+            return (f"`{ast.unparse(e)}`, where code that runs on every input (after a held return, or on the "
+                    "other branch's inputs) would warn or raise on inputs NumPy never ran it on (only "
+                    "`np.errstate(...=\"ignore\")` converts)")
+        if q not in _PLAIN_CONTEXTS:
+            return (f"a `with` block on `{ast.unparse(e)}`, which leapp cannot show changes no value (code in it "
+                    "may run on inputs NumPy never ran it on; np.errstate and warnings.catch_warnings do not)")
+    return None
+
+
 def _holder(node, fn, facts, ctx):
     """For ``node`` (an early return) in the body of a `for` loop over a static ``range`` or of a `with`
     block on a plain context manager, nested in such statements only up to ``fn``'s body: (the
@@ -996,19 +1025,9 @@ def _holder(node, fn, facts, ctx):
             if parent.orelse or cur not in parent.body:
                 raise _Refused(f"it returns early inside a `for` loop with an `else:` (line {line})")
         elif isinstance(parent, ast.With):
-            for item in parent.items:
-                e = item.context_expr
-                q = ctx.call_name(e) if isinstance(e, ast.Call) else None
-                if isinstance(e, ast.Call) and q == "numpy.errstate" and (e.args or not all(
-                        isinstance(k.value, ast.Constant) and k.value.value == "ignore" and k.arg is not None
-                        for k in e.keywords)):  # the code after the held return must not raise
-                    raise _Refused(f"it returns early inside `{ast.unparse(e)}` (line {line}), where the code "
-                                   "after the held return, which runs on every input, would warn or raise on the "
-                                   "inputs that returned (only `np.errstate(...=\"ignore\")` converts)")
-                if q not in _PLAIN_CONTEXTS:
-                    raise _Refused(f"it returns early inside a `with` block on `{ast.unparse(e)}` (line {line}), "
-                                   "which leapp cannot show changes no value (the held return would run the code "
-                                   "after it inside the block; np.errstate and warnings.catch_warnings do)")
+            why = _plain_context(parent, ctx)
+            if why is not None:
+                raise _Refused(f"it returns early inside {why} (line {line})")
         else:
             return None  # inside an `if` (or another statement): the forms of _plan_if decide
         chain.append(parent)
