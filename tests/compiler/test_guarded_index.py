@@ -126,3 +126,16 @@ def test_an_index_out_of_range_on_the_side_taken_raises_as_numpy_does():
         pick(np.array([1.0, 2.0, 3.0], F32), np.int64(-5))  # -5 < 3: NumPy takes the arm and raises
     with pytest.raises(Exception):  # noqa: B017 (torch's own error for the gather; never a value)
         cf(np.array([1.0, 2.0, 3.0], F32), np.int64(-5))
+
+
+@pytest.mark.parametrize("fn", [c[0] for c in CASES] + [a_loop_indexes], ids=lambda f: f.__name__)
+def test_lint_says_what_compile_does(fn):
+    import inspect
+    from textwrap import dedent
+
+    from leapp.ast_pass import analyze_source
+
+    source = "import numpy as np\n# leapp: trace\n" + dedent(inspect.getsource(fn))
+    lint = [d.message for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
+    compiled = [d.message for d in leapp.compile(fn, strict=False).diagnostics if d.code == "LP202"]
+    assert bool(lint) == bool(compiled) == (fn is a_loop_indexes)
