@@ -705,7 +705,7 @@ def loop_early_with_else(x):
     (loop_over_an_array, "inside a `for` loop over `x`", ()),
     (loop_writes_the_held_array, "writes into `r[0]` after the early return at line", ()),
     (loop_then_write_a_view, "the code after the early return writes into `q[0]`, and `x` is a parameter", ()),
-    (with_raising_errstate, "would warn or raise on the inputs that returned", ()),
+    (with_raising_errstate, "would warn or raise on inputs NumPy never ran it on", ()),
     (with_suppress, "which leapp cannot show changes no value", ()),
     (while_early, "inside a `while`", ()),
     (loop_falls_off, "can fall off its end", ()),
