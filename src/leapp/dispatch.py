@@ -253,8 +253,8 @@ def returns(result) -> Returns:
 
 def _flat(pending) -> list:
     out: list = []
-    for p in pending:
-        out.extend(_flat(p.group) if isinstance(p, Returns) else (p,))
+    for p in pending:  # a list: the early returns a loop or `with` block held (plan._plan_held)
+        out.extend(_flat(p.group) if isinstance(p, Returns) else _flat(p) if isinstance(p, list) else (p,))
     return [p for p in out if p.test is not None]
 
 

@@ -29,15 +29,25 @@ def branches(body: str, params: str = "x"):
     elif x.sum() < -1:
         return x
     else:
+        x[0] = 1.0
         y = -x
     return y
-    """, "one branch returns and another does not, in a form leapp does not convert"),
+    """, "the `else` branch (run after the early return) writes into `x[0]`"),
     ("""\
     for i in range(2):
         if x.sum() > i:
             return x
         else:
             y = -x
+    return y
+    """, "inside a `for` loop over a `range` with an `elif` or `else`"),
+    ("""\
+    try:
+        if x.sum() > 0:
+            return x
+        y = -x
+    finally:
+        pass
     return y
     """, "the `if` is not at the top of the function body"),
     ("""\

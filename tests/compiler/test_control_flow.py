@@ -235,13 +235,6 @@ def refused_inplace(x):
     return y
 
 
-def refused_index(x, i):
-    j = np.argmax(x)
-    if x.sum() > 0:
-        x = x[j] * x
-    return x
-
-
 def refused_call(x):
     if x.sum() > 0:
         print("positive")
@@ -254,7 +247,6 @@ def refused_call(x):
     (refused_solve, "calls `np.linalg.solve`, which raises on some inputs"),
     (refused_one_branch, "`y` is assigned in one branch only"),
     (refused_inplace, "updates `y` in place, and `x` is a parameter (`y` may be a view of `x` (line "),
-    (refused_index, "indexes `x[j]` with an array"),
     (refused_call, "kept for its side effect"),
 ])
 def test_lint_names_the_property_that_failed(fn, words):
@@ -262,7 +254,7 @@ def test_lint_names_the_property_that_failed(fn, words):
     lp202 = [d for d in cf.diagnostics if d.code == "LP202"]
     assert len(lp202) == 1 and "leapp cannot convert it" in lp202[0].message
     assert words in lp202[0].message
-    assert f"(line {fn.__code__.co_firstlineno + (3 if fn in (refused_inplace, refused_index, refused_solve) else 2)})" \
+    assert f"(line {fn.__code__.co_firstlineno + (3 if fn in (refused_inplace, refused_solve) else 2)})" \
         in lp202[0].message
 
 
@@ -324,14 +316,14 @@ def refused_tuple_index(x, y):
     return z
 
 
-def test_an_index_on_data_inside_a_tuple_is_refused_at_its_line():
-    # each element of a tuple index counts (it was the whole tuple only, and `x[j, 0]` converted;
-    # the default check then refused it as "the graph took a path", naming no property)
-    from leapp.errors import ProblemsError
-
+def test_an_index_on_data_inside_a_tuple_runs_guarded():
+    # each element of a tuple index counts: `j` in `x[j, 0]` runs as np.where(path, j, 0) in the arm
+    # (runtime.branches.guarded_index), so the input whose j is 3 or more takes the `else` in the graph
     cf = leapp.compile(refused_tuple_index)
-    with pytest.raises(ProblemsError, match=r"indexes `x\[j, 0\]` with an array, which can be out of range"):
-        cf(np.arange(12.0).reshape(3, 4), np.array([0.5, 0.2]))
+    x = np.arange(12.0).reshape(3, 4)
+    for y in (np.array([0.5, 0.2]), np.array([2.0, 3.0]), np.array([0.0, 0.0])):
+        same(cf(x, y), refused_tuple_index(x, y), rtol=0)
+    assert len(cf.graphs) == 1
 
 
 def normalised_where_nonzero(q):

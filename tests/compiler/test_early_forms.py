@@ -90,6 +90,56 @@ def early_then_elif_chain(x):  # several early returns in sequence, one of them 
     return x
 
 
+def returning_arm_after_one_that_does_not(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        y = x
+    elif n > 10:
+        return x / n
+    else:
+        y = x * 2
+    return y
+
+
+def returning_arms_between(x):  # m = 3 takes the `if`, whose test the early returns after it negate
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+        s = m
+    elif m > 1:
+        return x * 2
+    elif m > 0:
+        y = x + 1
+        s = m * 2
+    else:
+        return -x
+    return y * s
+
+
+def returning_arm_no_else(x):
+    y = x
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+    elif m > 1:
+        return x * 2
+    elif m > 0:
+        y = x + 1
+    return y * 2
+
+
+def returning_arm_then_update(x):
+    q = x * 1.0  # the function's own array: each arm and the code after write on private copies
+    if q[0] > 2:
+        q[1] = 0.0
+    elif q[0] > 1:
+        return q
+    else:
+        q *= 2
+    q += 1
+    return q
+
+
 SMALL = [np.array([0.0, 0.0, 0.0]), np.array([1.0, 2.0, 2.0]), np.array([30.0, 40.0, 0.0]),
          np.array([-1.0, 0.5, 0.0])]
 CASES = [
@@ -100,6 +150,10 @@ CASES = [
     (else_returns, SMALL),
     (early_then_elif_chain, [np.array([4.0, 0.0]), np.array([0.0, 4.0]), np.array([0.0, -4.0]),
                              np.array([0.0, 0.0]), np.array([4.0, 4.0])]),
+    (returning_arm_after_one_that_does_not, [*SMALL, np.array([np.nan, 1.0, 1.0])]),
+    (returning_arms_between, [np.full(3, v) for v in (3.0, 1.5, 0.5, -1.0, np.nan)]),
+    (returning_arm_no_else, [np.full(3, v) for v in (3.0, 1.5, 0.5, -1.0, np.nan)]),
+    (returning_arm_then_update, [np.array([v, 5.0, 6.0]) for v in (3.0, 1.5, 0.5, np.nan)]),
 ]
 
 
@@ -218,24 +272,60 @@ def unbound_after_else(x, flag=True):
     return y
 
 
-def returning_arm_after_one_that_does_not(x):
+def mixed_raising_elif(x):
     n = np.linalg.norm(x)
     if n < 1e-6:
         y = x
     elif n > 10:
+        raise ValueError("too long")
+    else:
+        y = x / n
+    return y
+
+
+def mixed_updates_a_parameter_after(x):
+    n = np.linalg.norm(x)
+    if n < 1e-6:
+        y = x  # NumPy's `y += 1` below writes into the caller's `x` on this path
+    elif n > 10:
         return x / n
     else:
         y = x * 2
+    y += 1
+    return y
+
+
+def mixed_unbound(x):
+    m = x.mean()
+    if m > 2:
+        y = x * 3
+    elif m > 1:
+        return x
+    elif m > 0:
+        y = x + 1
+    return y
+
+
+def mixed_indexes_in_the_other_arm(x, j):
+    m = x.mean()
+    if m > 2:
+        y = x * x[j]  # `j` may be out of range on the inputs that take the early return
+    elif m > 1:
+        return x
+    else:
+        y = x
     return y
 
 
 @pytest.mark.parametrize("fn,words", [
+    (mixed_raising_elif, "an `elif` branch raises: a check on data"),
+    (mixed_updates_a_parameter_after, "`y` is updated in place after the `if`"),
+    (mixed_unbound, "`y` is assigned in one branch only"),
     (raising_elif, "raises: a check on data"),
     (raising_else, "raises: a check on data"),
     (raising_if_returning_else, "the `if` branch raises: a check on data"),  # every arm exits: the raise is why
     (writes_input_in_else, "writes into `x[0]`"),
     (unbound_after_else, "`y` may have no value"),
-    (returning_arm_after_one_that_does_not, "in a form leapp does not convert"),
 ])
 def test_what_a_select_cannot_run_stays_refused_at_its_line(fn, words):
     text = _refusal(fn)
@@ -243,11 +333,54 @@ def test_what_a_select_cannot_run_stays_refused_at_its_line(fn, words):
     assert f"{__file__}:{fn.__code__.co_firstlineno + 2}" in text
 
 
-def _refusal(fn) -> str:
+def _refusal(fn, *args) -> str:
     """The LP202 refusal ``leapp.compile(fn)`` gives at its first call."""
     with pytest.raises(ProblemsError, match="LP202") as info:
-        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32))
+        leapp.compile(fn)(np.array([1.0, 2.0, 2.0], F32), *args)
     return str(info.value)
+
+
+@pytest.mark.parametrize("fn,cases", [
+    (mixed_indexes_in_the_other_arm, [(np.array([3.0, 3.0, 3.0]), 1), (np.array([1.5, 1.5, 1.5]), 7),
+                                      (np.array([0.0, 0.0, 0.0]), 7), (np.array([3.0, 3.0, np.nan]), 2)]),
+    ("loop_indexes_after", [(np.array([1.0, 2.0, 2.0]), 9), (np.array([-1.0, 2.0, 2.0]), 2),
+                            (np.array([-1.0, -2.0, 2.0]), 1)]),
+    ("nested_then_index_after", [(np.array([1.0, 2.0, 3.0]), 9), (np.array([0.1, 0.2, 0.3]), 1),
+                                 (np.array([-1.0, -2.0, 0.0]), 2)]),
+])
+def test_an_index_on_data_after_an_early_return_runs_guarded(fn, cases):
+    # `j` is out of range on the inputs that return early (runtime.branches.guarded_index): the graph,
+    # traced on such an input, takes every path as NumPy does
+    fn = globals()[fn] if isinstance(fn, str) else fn
+    cf = leapp.compile(fn)
+    cf.trace(cases[0][0].astype(F32), np.int64(cases[0][1]))
+    for x, j in cases:
+        same(cf(x.astype(F32), np.int64(j)), fn(x.astype(F32), np.int64(j)), rtol=1e-6)
+    assert len(cf.graphs) == 1
+
+
+def test_the_mixed_chain_in_the_report_the_rewrite_and_onnx(tmp_path):
+    fn = returning_arms_between
+    cf = leapp.compile(fn)
+    first = fn.__code__.co_firstlineno
+    report = cf.format_report()
+    assert (f"line {first + 2}: an `if`/`elif` chain whose returning arms follow one that does not converted "
+            "to 2 early return(s)") in report
+    text = cf.source.rewritten
+    # the tests the early returns negate are computed once; each early return is under their negation
+    assert f"__leapp_t{first + 2}_0 = m > 2" in text and f"__leapp_t{first + 2}_2 = m > 0" in text
+    assert text.count("_leapp.early(") == 2 and text.count("_leapp.not_(") == 3 and "_leapp.if_(" in text
+    x = np.array([3.0, 3.0, 3.0], F32)
+    cf(x)
+    cf.export(tmp_path / "m.onnx", "onnx")
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"))
+    name = session.get_inputs()[0].name
+    for v in (3.0, 1.5, 0.5, -1.0, np.nan):
+        x = np.full(3, v, F32)
+        (out,) = session.run(None, {name: x})
+        same(out, fn(x), rtol=1e-6)
 
 
 def nested_early(x):
@@ -393,6 +526,339 @@ def test_a_write_after_the_if_is_on_its_own_copy():
     assert len(cf.graphs) == 1
 
 
+def loop_early(x):
+    for i in range(3):  # unrolled while tracing: each iteration's early return is held
+        if x[i] > 0:
+            return x * i
+    return x
+
+
+def loop_early_rest(x):
+    s = x * 0.5
+    for i in range(1, 3):
+        t = x[i] - s[i - 1]
+        if t > 1:
+            return x * t
+        s = s + t  # the rest of the body, and the later iterations, run after the held return
+    return s * 2
+
+
+def loop_two_early(x):
+    if x.sum() > 100:  # an early return before the loop wins over those in it
+        return x * 0
+    for i in range(3):
+        if x[i] > 2:
+            return x * i
+        if i == 1:  # Python decides: a plain return after the held ones merges them
+            return x + 1
+        if x[i] < -2:
+            return -x
+    return x
+
+
+def with_early(x):
+    n = x.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if n == 0:
+            return np.zeros_like(x)
+        y = x / n
+    return y
+
+
+def loop_in_with(x):
+    n = x.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(2):
+            r = x / n
+            if r[i] > 1:
+                return r
+    return x - n
+
+
+def loop_then_write(x):
+    q = x * 2
+    for i in range(2):
+        if q[i] > 3:
+            return q
+    q[0] = 0.0  # NumPy returned `q` before this write on the inputs above: written on a copy
+    return q
+
+
+HELD = [
+    (loop_early, [np.array([-1.0, -2.0, 3.0, 0.0]), np.array([1.0, 2.0, 3.0, 4.0]), np.array([-1.0, 2.0, 3.0, 4.0]),
+                  -np.ones(4), np.array([np.nan, 1.0, 1.0, 1.0])]),
+    (loop_early_rest, [np.array([0.0, 3.0, 0.0]), np.zeros(3), np.array([0.0, 0.0, 5.0]), np.array([0.0, 1.2, 5.0]),
+                       np.full(3, np.nan)]),
+    (loop_two_early, [np.array([3.0, 0.0, 0.0]), np.array([0.0, 3.0, 0.0]), np.array([-3.0, 0.0, 0.0]),
+                      np.array([0.0, 0.0, 0.0]), np.array([200.0, 3.0, 0.0]), np.array([np.nan, 0.0, 0.0])]),
+    (with_early, [np.zeros(3), np.ones(3), np.array([1.0, -1.0, 0.0]), np.array([np.nan, 0.0, 0.0])]),
+    (loop_then_write, [np.array([2.0, 0.0, 1.0]), np.array([0.0, 2.0, 1.0]), np.zeros(3), np.full(3, np.nan)]),
+    (loop_in_with, [np.array([1.0, 2.0, 3.0]), np.array([2.0, -1.0, 0.0]), np.array([-1.0, 2.0, 0.0]),
+                    np.zeros(3), np.array([1.0, np.nan, 0.0])]),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("fn,inputs", HELD, ids=[c[0].__name__ for c in HELD])
+def test_an_early_return_in_a_loop_or_a_with_block_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    _every_path_in_one_graph(fn, inputs, dtype)
+
+
+def test_the_held_form_in_the_report_the_rewrite_and_onnx(tmp_path):
+    import onnxruntime as ort
+
+    for fn, inputs in (HELD[0], HELD[3]):
+        cf = leapp.compile(fn)
+        first = fn.__code__.co_firstlineno
+        what = "a `for` loop over a `range`" if fn is loop_early else "a `with` block"
+        assert f"line {first + 2 + (fn is with_early)}: early `return` inside {what} converted" in cf.format_report()
+        text = cf.source.rewritten
+        assert "= []  # leapp: converted" in text and ".append(__leapp_ret" in text
+        assert "return _leapp.merge((__leapp_held" in text
+        cf(inputs[0].astype(F32))
+        cf.export(tmp_path / f"{fn.__name__}.onnx", "onnx")
+        session = ort.InferenceSession(str(tmp_path / f"{fn.__name__}.onnx"))
+        name = session.get_inputs()[0].name
+        for v in inputs:
+            (out,) = session.run(None, {name: v.astype(F32)})
+            same(out, fn(v.astype(F32)), rtol=1e-6)
+
+
+def loop_over_an_array(x):
+    for v in x:
+        if v > 0:
+            return x * v
+    return x
+
+
+def loop_writes_the_held_array(x):
+    for i in range(2):
+        r = x * 2
+        if r[i] > 3:
+            return r
+        r[0] = 0.0  # NumPy returned `r` before this write on the inputs above
+    return x
+
+
+def loop_then_write_a_view(x):
+    q = x[0:2]
+    for i in range(2):
+        if x[i] > 3:
+            return q
+    q[0] = 0.0  # writes into the caller's `x`
+    return x
+
+
+def loop_indexes_after(x, j):
+    for i in range(2):
+        if x[i] > 0:
+            return x
+        x = x + x[j]  # `j` may be out of range on the inputs that returned
+    return x
+
+
+def with_raising_errstate(x):
+    n = x.sum()
+    with np.errstate(divide="raise"):
+        if n == 0:
+            return x
+        y = x / n  # NumPy never divides by a zero `n`: it returned
+    return y
+
+
+def with_suppress(x):
+    import contextlib
+
+    with contextlib.suppress(ValueError):
+        if x.sum() > 0:
+            return x
+        x = x * 2
+    return x
+
+
+def while_early(x):
+    k = 0
+    while k < 3:
+        if x[k] > 0:
+            return x * 2
+        k += 1
+    return x
+
+
+def loop_falls_off(x):
+    for i in range(3):
+        if x[i] > 0:
+            return x * i
+
+
+def loop_early_with_else(x):
+    y = x
+    for i in range(3):
+        if x[i] > 0:
+            return x * i
+        else:
+            y = y + 1
+    return y
+
+
+@pytest.mark.parametrize("fn,words,args", [
+    (loop_over_an_array, "inside a `for` loop over `x`", ()),
+    (loop_writes_the_held_array, "writes into `r[0]` after the early return at line", ()),
+    (loop_then_write_a_view, "the code after the early return writes into `q[0]`, and `x` is a parameter", ()),
+    (with_raising_errstate, "would warn or raise on inputs NumPy never ran it on", ()),
+    (with_suppress, "which leapp cannot show changes no value", ()),
+    (while_early, "inside a `while`", ()),
+    (loop_falls_off, "can fall off its end", ()),
+    (loop_early_with_else, "with an `elif` or `else`", ()),
+])
+def test_what_a_held_early_return_cannot_hold_is_refused(fn, words, args):
+    assert words in _refusal(fn, *args)
+
+
+def two_deep(x):
+    n = x.sum()
+    if n > 0:
+        t = x * 2
+        if t.max() > 4:  # an `if` on data in a converted arm, whose own arm returns early
+            if t[0] > 3:
+                return t
+            y = t - 1
+        else:
+            y = t
+        y = y + 1
+    else:
+        y = -x
+    return y * 2
+
+
+def two_deep_in_both_arms(x):
+    m = x.mean()
+    if m > 0:
+        if x[0] > 1:
+            if x[1] > 1:
+                return x * 3
+            y = x
+        elif x[2] > 1:
+            if x[1] < 0:
+                return x * 5
+            y = -x
+        else:
+            y = x + 1
+    else:
+        if x[0] < -1:
+            return x * 7
+        y = x - 1
+    return y
+
+
+DEEP = [
+    (two_deep, [np.array([2.0, 1.0, 1.0]), np.array([1.0, 2.5, 0.0]), np.array([1.0, 1.0, 0.0]), -np.ones(3),
+                np.array([np.nan, 1.0, 1.0])]),
+    (two_deep_in_both_arms, [np.array([2.0, 2.0, 0.0]), np.array([2.0, 0.0, 0.0]), np.array([0.5, -1.0, 2.0]),
+                             np.array([0.5, 1.0, 2.0]), np.array([1.0, 1.0, 1.0]), np.array([-2.0, 0.0, 0.0]),
+                             np.array([-0.5, 0.0, 0.0]), np.full(3, np.nan)]),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("fn,inputs", DEEP, ids=[c[0].__name__ for c in DEEP])
+def test_an_early_return_two_converted_ifs_deep_takes_every_path_as_numpy_does(fn, inputs, dtype):
+    _every_path_in_one_graph(fn, inputs, dtype)
+
+
+def test_two_deep_in_the_report_the_rewrite_and_onnx(tmp_path):
+    import onnxruntime as ort
+
+    fn, inputs = DEEP[1]
+    cf = leapp.compile(fn)
+    first = fn.__code__.co_firstlineno
+    report = cf.format_report()
+    for offset in (2, 3):  # the `if` and the `if`/`elif` in its arm: selects holding their arms' early returns
+        assert f"line {first + offset}: `if` statement converted to a select (y selected), with 2 early" in report
+    for offset in (4, 8, 14):
+        assert f"line {first + offset}: early `return` inside a converted branch converted to a select" in report
+    assert cf.source.rewritten.count("_leapp.if_returns(") == 3  # the elif's too
+    cf(inputs[0].astype(F32))
+    cf.export(tmp_path / "d.onnx", "onnx")
+    session = ort.InferenceSession(str(tmp_path / "d.onnx"))
+    name = session.get_inputs()[0].name
+    for v in inputs:
+        (out,) = session.run(None, {name: v.astype(F32)})
+        same(out, fn(v.astype(F32)), rtol=1e-6)
+
+
+def three_deep(x):
+    if x.sum() > 0:
+        if x[0] > 0:
+            if x[1] > 0:
+                if x[2] > 0:
+                    return x
+                y = x
+            else:
+                y = -x
+        else:
+            y = x * 2
+    else:
+        y = x * 3
+    return y
+
+
+def three_holders(x):
+    if x.sum() > 0:
+        if x[0] > 0:
+            if x[1] > 5:
+                return x
+            if x[1] > 0:
+                if x[2] > 0:
+                    return -x
+                y = x
+            else:
+                y = x * 2
+        else:
+            y = x * 3
+    else:
+        y = x * 4
+    return y
+
+
+def two_deep_then_write(x):
+    if x.sum() > 0:
+        q = x * 2  # the arm's own array
+        if x[0] > 0:
+            if x[1] > 0:
+                return q
+            y = x
+        else:
+            y = -x
+        q[0] = 5.0  # the held return's value may be `q`
+    else:
+        y = x
+    return y
+
+
+def two_deep_under_a_plain_if(x, flag=True):
+    if x.sum() > 0:
+        if flag:  # Python decides: the return inside is not one leapp holds
+            if flag:
+                return x * 3
+        y = x
+    else:
+        y = -x
+    return y
+
+
+def test_what_two_deep_cannot_hold_is_refused():
+    assert "returns in the middle (line" in _refusal(three_deep)
+    assert "it holds an early return three `if`s deep" in _refusal(three_holders)
+    assert "writes into `q[0]` after the early return at line" in _refusal(two_deep_then_write)
+    with pytest.raises(leapp.errors.ConversionError, match="a `return` inside a branch of this converted `if` ran "
+                                                           "on a path leapp does not hold"):
+        leapp.compile(two_deep_under_a_plain_if)(np.array([1.0, 2.0, 2.0], F32))
+    # a plain test that is false there: Python's path, no return on it
+    same(leapp.compile(two_deep_under_a_plain_if)(np.array([1.0, 2.0, 2.0], F32), False),
+         two_deep_under_a_plain_if(np.array([1.0, 2.0, 2.0], F32), False), rtol=0)
+
+
 def else_assigns_on_some_paths(x, scale=False):
     y = x
     n = np.linalg.norm(x)
@@ -419,13 +885,11 @@ def nested_then_index_after(x, j):
         y = x * 2
     else:
         y = -x
-    return y[j]  # j out of range raises in NumPy only on inputs that reach it
+    return y * y[j]  # j out of range raises in NumPy only on inputs that reach it
 
 
 def test_code_after_an_if_holding_early_returns_is_checked_as_after_an_early_return():
-    with pytest.raises(ProblemsError, match="LP202") as info:
-        leapp.compile(nested_then_index_after)(np.array([1.0, 2.0, 2.0], F32), np.int64(1))
-    assert "the code after the early return indexes `y[j]`" in str(info.value)
+    assert "raises: a check on data" in _refusal(nested_raising_after)
 
 
 def inside_a_plain_if(dq, unit=True):
@@ -476,9 +940,15 @@ def test_an_early_return_whose_block_does_not_end_in_a_return_is_refused():
 
 
 @pytest.mark.parametrize("fn,converts", [
-    *((c[0], True) for c in CASES + NESTED),
+    *((c[0], True) for c in CASES + NESTED + HELD + DEEP),
+    (three_deep, False),
+    (three_holders, False),
+    (two_deep_then_write, False),
+    (loop_over_an_array, False),
+    (loop_writes_the_held_array, False),
+    (with_raising_errstate, False),
+    (while_early, False),
     (inside_a_plain_if, True),
-    (returning_arm_after_one_that_does_not, False),
     (nested_then_write, False),
     (falls_out_of_a_plain_if, False),
 ])

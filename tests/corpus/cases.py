@@ -256,7 +256,7 @@ rowan|rowan.is_unit(q)|q:quats
 rowan|rowan.from_mirror_plane(v[:, 0], v[:, 1], v[:, 2])|v:vecs3
 rowan|rowan.reflect(q, v)|q:quats,v:vecs3
 rowan|rowan.rotate(q, v)|q:quats,v:vecs3
-rowan|rowan.vector_vector_rotation(a, b)|a:vecs3,b:vecs3|refuse|rowan/functions.py:537|control-flow
+rowan|rowan.vector_vector_rotation(a, b)|a:vecs3,b:vecs3|convert|rowan/functions.py:537|control-flow
 rowan|rowan.from_euler(a, b, c)|a:angles,b:angles,c:angles
 rowan|rowan.from_euler(a, b, c, "xyz", "extrinsic")|a:angles,b:angles,c:angles
 rowan|rowan.to_euler(q)|q:quats|refuse|rowan/functions.py:424|control-flow

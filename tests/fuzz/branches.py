@@ -5,7 +5,9 @@ arrays ``x`` and ``y``: assignments, ``if``/``elif``/``else`` on a reduction
 or an element compared with a constant (nested, with ``and``/``or``/``not`` and
 comparison chains), early returns (plain, `if`/`elif` chains of returns with a
 fall-through, `if`/`else` with one returning arm, an early return inside an arm of an
-`if` on data or of one on a shape, which Python decides),
+`if` on data or of one on a shape, which Python decides, an `if`/`elif` chain whose returning
+arms follow one that does not, one inside a ``for`` loop over a ``range`` or a ``with
+np.errstate(...)`` block, one two converted `if`s deep),
 conditional expressions, bounded ``while``
 loops (``# leapp: max-iterations=N`` or ``leapp.bounded``, with a counter in
 the test so that NumPy's loop ends within the bound), writes and in-place updates
@@ -13,7 +15,7 @@ in a branch into an array the function made before it (converted on a private
 copy), and now and then a
 branch leapp must refuse (an in-place update of a view the branch made, a write into one, a
 ``raise``, a ``print``, ``np.linalg.solve``, a dtype that differs between the
-branches, a ``while`` on data without a bound). ``check(seed)`` imports it twice (decorated, and with the decorator
+branches, a ``while`` on data without a bound, an early return in a ``for`` loop over an array). ``check(seed)`` imports it twice (decorated, and with the decorator
 removed as the NumPy reference), traces on one sample and runs the *same*
 graph on inputs scaled and shifted so that the tests fall on both sides, and
 returns an ``Outcome``:
@@ -58,6 +60,7 @@ PLANTED = {
     "solve": ("{v} = np.linalg.solve(np.eye({n}, dtype={v}.dtype) + np.outer({v}, {v}), {v})", "raises on some inputs"),
     "dtype": ("{v} = {v}.astype(np.float16)", "dtypes"),
     "unbounded": ("", "no static bound"),  # a `while` on data without `# leapp: max-iterations=N`
+    "forarray": ("", "not a `range` of static bounds"),  # an early return in `for v in x:`
 }
 
 
@@ -143,7 +146,7 @@ class _Gen:
         if depth < 2 and r.random() < 0.25:
             self.branch(indent, depth + 1, arm)  # an `if` in a loop's body is still in the loop
         if not self.planted and r.random() < 0.04:
-            planted = r.choice(sorted(k for k in PLANTED if k != "unbounded"))
+            planted = r.choice(sorted(k for k in PLANTED if k not in ("unbounded", "forarray")))
             text = PLANTED[planted][0].format(v=outs[0], n=self.n)
             self.lines.append(f"{indent}{text}")
             # a solver in an arm of an `if` runs guarded (table.guards): it converts there, and
@@ -191,8 +194,13 @@ class _Gen:
     def early(self) -> None:
         """Early returns at the top of the body: a plain one, an `if`/`elif` chain of returns with a
         fall-through (or a non-returning `else`), an `if`/`else` with one returning arm (either),
-        or an early return inside an arm of an `if` on data."""
+        an early return inside an arm of an `if` on data, a chain whose returning arms follow one
+        that does not, one inside a `for` loop over a `range` or a `with np.errstate(...)` block, and
+        one two converted `if`s deep."""
         r = self.rng
+        roll = r.random()
+        if roll < 0.45:
+            return self.early_more(r.choice(["mixed", "mixed", "loop", "loop", "with", "deep"]))
         roll = r.random()
         if roll < 0.4:
             self.lines.append(f"    if {self.test()}:")
@@ -232,6 +240,71 @@ class _Gen:
             self.lines.append(f"            return {self.arr()}")
             for v in outs:
                 self.lines.append(f"        {v} = {self.arr()}")
+            if r.random() < 0.6:
+                self.lines.append("    else:")
+                self._body("        ", outs, 2)
+
+
+    def early_more(self, form) -> None:
+        r = self.rng
+        outs = r.sample(self.names, min(len(self.names), r.randint(1, 2)))
+        if form == "mixed":  # if a: B / elif b: return q / [elif c: B] / [else: B or return z]
+            later = [True, *r.sample([False, True], r.randint(0, 2))]
+            r.shuffle(later)
+            arms = [False, *later]  # the first arm does not return: a returning one follows it
+            for k, returns in enumerate(arms):
+                self.lines.append(f"    {'if' if k == 0 else 'elif'} {self.test()}:")
+                if returns:
+                    self.lines.append(f"        return {self.arr()}")
+                else:
+                    self._body("        ", outs, 2)
+            roll = r.random()
+            if roll < 0.35:
+                self.lines.append("    else:")
+                self.lines.append(f"        return {self.arr()}")
+            elif roll < 0.7:
+                self.lines.append("    else:")
+                self._body("        ", outs, 2)
+        elif form in ("loop", "with"):
+            i = f"i{len(self.lines)}"
+            if form == "loop" and not self.planted and r.random() < 0.06:
+                self.planted = "forarray"
+                self.lines.append(f"    for {i} in x:")
+                test = f"{i} > {r.choice(['0', '0.5', '-0.5'])}"
+            elif form == "loop":
+                self.lines.append(f"    for {i} in range({r.choice(['1, ', '', ''])}{r.randint(2, self.n)}):")
+                v = r.choice(self.names)
+                test = r.choice([f"{v}[{i}] {r.choice(['<', '>'])} {r.choice(['0', '0.5', '-0.5', '1'])}",
+                                 f"{v}[{i}] > {v}.mean()", self.test()])
+            else:
+                self.lines.append(f"    with np.errstate({r.choice(['all', 'divide', 'invalid'])}=\"ignore\"):")
+                test = self.test()
+            if r.random() < 0.3:
+                for v in outs:
+                    self.lines.append(f"        {v} = {self.arr()}")
+            self.lines.append(f"        if {test}:")
+            self.lines.append(f"            return {self.arr()}")
+            for v in outs:  # the rest of the body: code after the held early return
+                if r.random() < 0.7:
+                    self.lines.append(f"        {v} = {self.arr()}")
+            if form == "with" or r.random() < 0.3:
+                self.lines.append("        pass")
+        else:  # if a: [...] / if b: (if c: return r) / <assigns> / else: <assigns> / ... / [else: B]
+            self.lines.append(f"    if {self.test()}:")
+            for v in outs:
+                self.lines.append(f"        {v} = {self.arr()}")
+            self.lines.append(f"        if {self.test()}:")
+            self.lines.append(f"            if {self.test()}:")
+            self.lines.append(f"                return {self.arr()}")
+            for v in outs:
+                self.lines.append(f"            {v} = {self.arr()}")
+            if r.random() < 0.6:
+                self.lines.append("        else:")
+                for v in outs:
+                    self.lines.append(f"            {v} = {self.arr()}")
+            for v in outs:
+                if r.random() < 0.5:
+                    self.lines.append(f"        {v} = {self.arr()}")
             if r.random() < 0.6:
                 self.lines.append("    else:")
                 self._body("        ", outs, 2)

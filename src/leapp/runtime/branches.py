@@ -72,9 +72,10 @@ def if_returns(site, test, true_fn, false_fn, args):
             a = returns(true_fn(*args))
         with untaken(taken), _on_path(cond, False), _in_arm(cond, False):
             b = returns(false_fn(*args))
-    if a.taken or b.taken:  # inside a traced arm every early return is held (``early``)
-        raise RuntimeError(f"{site}: an arm of a converted `if` returned on a plain path (a leapp bug, "
-                           "please report it)")
+    if a.taken or b.taken:  # inside a traced arm every early return leapp converted is held (``early``)
+        _refuse(site, "a `return` inside a branch of this converted `if` ran on a path leapp does not hold "
+                      "(under an `if` whose test is not on data, inside the branch): the other inputs would "
+                      "not return there. Return from the top of the branch (`if test: return ...`)")
     return Returns(False, None, select(site, cond, a.outputs, b.outputs, ""), (*a.group, *b.group))
 
 
@@ -138,6 +139,28 @@ def guarded(name, args):
     else:  # not square: NumPy raises on every input alike
         return args
     return (np.where(on, m, eye), *args[1:])
+
+
+def guarded_index(index):
+    """``index`` for an indexing (``x[j]``, ``y[j, 0] = v``) inside converted arms, where a traced
+    integer index may be out of range on the inputs that do not take the arms: each such part becomes
+    ``np.where(path, j, 0)``, ``j`` itself on every input that takes them and 0 on the others (whose
+    results the select drops), so the graph never reads or writes out of range for them. Shapes are
+    static: 0 is in range wherever the axis is not empty (where it is, every input raises alike).
+    A boolean mask and every static part are left as they are."""
+    trace = state.current()
+    path = getattr(trace, "path", None) if trace is not None else None
+    if not path:
+        return index
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(traced(p) and p.dtype.kind in "iu" for p in parts):
+        return index
+    sides = [cond if side else np.logical_not(cond) for cond, side in path]
+    on = sides[0]
+    for c in sides[1:]:
+        on = np.logical_and(on, c)
+    out = tuple(np.where(on, p, np.zeros((), p.dtype)) if traced(p) and p.dtype.kind in "iu" else p for p in parts)
+    return out if isinstance(index, tuple) else out[0]
 
 
 def concrete(value) -> bool:

@@ -227,6 +227,10 @@ class TracedNpArray(np.ndarray):
                 return fast
         loc = _loc()
         index = _static_index(trace, index, loc)
+        if getattr(trace, "path", None):  # inside converted arms: a traced integer index under the path
+            from .branches import guarded_index
+
+            index = guarded_index(index)
         ir_self = record.node_of_operand(trace, self, loc, "indexing")
         ir_index = record.to_ir(trace, index, loc, "indexing")
         result = _ndarray.__getitem__(_plain_view(self, _ndarray), record.plain(index))
@@ -243,6 +247,10 @@ class TracedNpArray(np.ndarray):
             )
         loc = _loc()
         index = _static_index(trace, index, loc)
+        if getattr(trace, "path", None):  # inside converted arms: a traced integer index under the path
+            from .branches import guarded_index
+
+            index = guarded_index(index)
         ir_self = record.node_of(self)
         if ir_self is None or ir_self.op in _SLOW_OPS:
             ir_self = record.node_of_operand(trace, self, loc, "indexed assignment")

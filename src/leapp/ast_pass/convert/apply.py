@@ -29,7 +29,13 @@ class _Converter(cst.CSTTransformer):
         self.ifexps = {b.local: b for b in branches if b.converted and b.construct == "ifexp"}
         # early returns inside the arms of a converted `if`: converted whether their test is on data
         # (planned too, then in ``ifs``) or not (runtime.branches.early branches as Python does)
-        self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested}
+        self.nested = {r[0]: r for b in branches if b.converted and b.construct == "if" for r in b.nested
+                       if len(r) == 3}  # not an `if` holding early returns: it has its own plan
+        # the loops and `with` blocks that hold early returns (plan._plan_held), by position
+        self.holders: dict = {}  # and the names the code after each writes on a private copy
+        for b in branches:
+            if b.converted and b.held:
+                self.holders.setdefault(b.held, set()).update(b.copies[-1] if b.copies else ())
         self.seen_on_line: dict[int, int] = {}
         self.ifexp_of: dict[int, Any] = {}  # id(IfExp node) -> its plan.Branch
         self.pending: dict[int, str] = {}  # early returns merged at the later returns of their block
@@ -74,6 +80,10 @@ class _Converter(cst.CSTTransformer):
         while isinstance(cur, cst.If):
             sites.append(self._site(cur) if cur is not original else site)
             cur = cur.orelse
+        if branch.construct == "early" and branch.tail == "chain":  # the `else` has a site of its own
+            sites.append(self._site(cur) if isinstance(cur, cst.Else) else site)
+        if branch.construct == "early" and branch.held:  # merged by its holder (leave_For, leave_With)
+            return statements.convert_early(updated, branch, sites)
         if branch.construct == "early":
             out = statements.convert_early(updated, branch, sites)
             held = iter(statements.pending_names(branch))
@@ -89,7 +99,8 @@ class _Converter(cst.CSTTransformer):
             branch = _Pending(branch, self.arm_pending)
             out = statements.convert_if(updated, branch, sites)
             holder = out.nodes[-2 - bool(branch.outputs) - len(branch.after)]
-            self.pending[id(holder)] = statements.pending_name(branch)
+            where = self.arm_pending if branch.inner else self.pending  # inside an arm: that arm holds it
+            where[id(holder)] = statements.pending_name(branch)
             self._held.append(holder)
             return out
         return statements.convert_if(updated, branch, sites)
@@ -101,6 +112,24 @@ class _Converter(cst.CSTTransformer):
             return updated
         self.applied += 1
         return loops.convert_while(updated, branch, f"{self.path}:{branch.line}:{branch.col}")
+
+    def leave_For(self, original, updated):
+        return self._holder(original, updated)
+
+    def leave_With(self, original, updated):
+        return self._holder(original, updated)
+
+    def _holder(self, original, updated):
+        pos = self.get_metadata(PositionProvider, original).start
+        at = (pos.line + self.first_line - 1, pos.column + self.indent)  # in the file, as `held` is
+        if at not in self.holders:
+            return updated
+        out = statements.convert_holder(updated, at, at[0], sorted(self.holders[at]),
+                                        f"{self.path}:{at[0]}:{at[1] + 1}")
+        holder = out.nodes[1]
+        self.pending[id(holder)] = statements.held_name(at)  # the function's later returns merge it
+        self._held.append(holder)
+        return out
 
     def leave_IndentedBlock(self, original, updated):
         if not any(id(stmt) in self.pending for stmt in updated.body):
@@ -123,7 +152,9 @@ def apply(code: str, branches, *, path: str, first_line: int, indent: int) -> tu
     if not any(b.converted for b in branches):
         return code, 0
     # the plan's positions are in the analysed (dedented) text; sites and markers name the file's
-    branches = [dataclasses.replace(b, line=b.line + first_line - 1, col=b.col + indent) for b in branches]
+    branches = [dataclasses.replace(b, line=b.line + first_line - 1, col=b.col + indent,
+                                    held=(b.held[0] + first_line - 1, b.held[1] + indent) if b.held else ())
+                for b in branches]
     converter = _Converter(branches, path, first_line, indent)
     module = MetadataWrapper(cst.parse_module(code)).visit(converter)
     return module.code, converter.applied

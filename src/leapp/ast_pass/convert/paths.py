@@ -26,6 +26,7 @@ _ALL = None  # "every name": what a path that ends (return, raise, break) has as
 _ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_PLAIN_WITH = frozenset({"errstate", "catch_warnings", "nullcontext"})  # run their body through
 
 
 def _meet(a, b):
@@ -134,6 +135,19 @@ def _reads_first_one(s, name) -> str:
         if "read" in (a, b):
             return "read"
         return "killed" if a == b == "killed" else "open"
+    if isinstance(s, (ast.For, ast.AsyncFor)) and name in {
+            n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}:
+        # the loop assigns it before its body runs (`for i in range(3): ... x * i`); the loop may
+        # run no iteration, so after it the name is as before
+        return "read" if name in _loads(s.iter) or reads_first(s.orelse, name) == "read" else "open"
+    if isinstance(s, (ast.With, ast.AsyncWith)):
+        if any(name in _loads(item.context_expr) for item in s.items):
+            return "read"
+        got = reads_first(s.body, name)
+        if got == "killed" and not all(isinstance(item.context_expr, ast.Call) and ast.unparse(
+                item.context_expr.func).rsplit(".", 1)[-1] in _PLAIN_WITH for item in s.items):
+            return "open"  # a manager that may swallow an exception may skip the assignment
+        return got
     if isinstance(s, _LOOPS):
         head = s.iter if not isinstance(s, ast.While) else s.test
         if name in _loads(head) or reads_first(s.body, name) == "read" or reads_first(s.orelse, name) == "read":

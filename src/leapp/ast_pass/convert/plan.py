@@ -74,10 +74,22 @@ class Branch:
     tail: str = ""
     tail_params: tuple = ()
     # construct "if": the early returns inside its arms (``if m: return r`` at an arm's top level),
-    # as (their ``local``, params, copies), and the names the code after the `if` writes into on a private copy;
+    # as (their ``local``, params, copies), or (``local``, (), ((), ()), "if") for an `if` on data there whose
+    # own arms hold early returns (planned on its own, with ``inner``), and the names the code after the
+    # `if` writes into on a private copy;
     nested: tuple = ()
     after: tuple = ()
-    inner: bool = False  # construct "early": an early return inside an arm of such an `if`
+    inner: bool = False  # construct "early": an early return inside an arm of such an `if`; "if": an
+    # `if` holding early returns inside an arm of such an `if` (that arm holds them in turn)
+    # construct "early", tail "chain": per arm of the chain (the `else` last), whether it returns;
+    # ``copies`` then holds the returning arms', the other arms' and the code after's, in that order
+    returning: tuple = ()
+    # construct "early": an early return inside a `for` loop over a `range` or a `with` block at the
+    # top of the function (``_plan_held``): that statement's ``local`` (the file's line and column once
+    # convert.apply has them), where the returns are held
+    # in a list (one per iteration), and what it is ("a `for` loop", "a `with` block")
+    held: tuple = ()
+    held_in: str = ""
 
     @property
     def converted(self) -> bool:
@@ -93,9 +105,17 @@ class Branch:
             tests = "an `if`/`elif` chain of early returns" if self.early > 1 else "an early `return`"
             if self.tail == "if":
                 tests = "an `else` branch that returns (its test negated)"
+            if self.tail == "chain":
+                flows = f" ({', '.join(self.outputs)})" if self.outputs else ""
+                return (f"line {self.line}: an `if`/`elif` chain whose returning arms follow one that does not "
+                        f"converted to {self.early} early return(s) selected at the end (each under the negated "
+                        f"tests before it), then the {len(self.returning) - self.early} other arm(s) after "
+                        f"them{flows}")
             rest = f", then the `{self.tail}` branch runs after it{' (' + ', '.join(self.outputs) + ')' if self.outputs else ''}" \
                 if self.tail else ""
             return f"line {self.line}: {tests} converted to {self.early} early return(s) selected at the end{rest}"
+        if self.converted and self.construct == "early" and self.held:
+            return f"line {self.line}: early `return` inside {self.held_in} converted to a select (each time it runs)"
         if self.converted and self.construct == "early" and self.inner:
             return f"line {self.line}: early `return` inside a converted branch converted to a select"
         if self.converted:
@@ -189,6 +209,16 @@ class _Checker:
             self.expr(s.iter)
             self.target(s.target, s)
             self.loop_body(s, s.body, "none" if returns != "any" else "any", loops)
+        elif t is ast.With and _plain_context(s, self.ctx) is None:  # np.errstate(...="ignore") and such
+            for item in s.items:
+                call = item.context_expr
+                assert isinstance(call, ast.Call)
+                for a in [*call.args, *(k.value for k in call.keywords)]:
+                    self.expr(a)
+                if item.optional_vars is not None:
+                    self.target(item.optional_vars, s)
+                    self.bind([item.optional_vars], None)
+            self.block(s.body, returns=returns, loops=loops)
         elif t in (ast.Break, ast.Continue):
             if not loops:
                 self.refuse(s, f"has a `{t.__name__.lower()}` out of the branch")
@@ -262,7 +292,7 @@ class _Checker:
     def index(self, target, stmt) -> None:
         """A write's index on data may be out of range on the other branch's inputs: NumPy raises."""
         while isinstance(target, ast.Subscript):
-            if self.on_data(target.slice):
+            if self.on_data(target.slice) and not self.guarded:  # guarded: np.where(path, j, 0)
                 self.refuse(stmt, f"writes into `{ast.unparse(target)}` at an index on data, which raises "
                                   "where it is out of range on the other branch's inputs")
             target = target.value
@@ -315,7 +345,8 @@ class _Checker:
             if isinstance(n, ast.Call):
                 self.call(n)
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and self.on_data(n.slice) \
-                    and self.ctx.scope.qualname(n.value) not in _CONCATENATORS:
+                    and self.ctx.scope.qualname(n.value) not in _CONCATENATORS and not self.guarded:
+                # in an arm (``guarded``) the index runs as np.where(path, j, 0) (runtime.branches)
                 self.refuse(n, f"indexes `{ast.unparse(n)}` with an array, which can be out of range "
                                "on the other branch's inputs")
             elif t in (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await):
@@ -530,6 +561,12 @@ def _plan_if(node, ctx):
             _check_defined(facts, node, params | _read_locals(facts, bodies), paths.definitely_before(facts, node),
                            ctx)
             return "return", tuple(sorted(params)), (), tuple(copies), {}
+        holder = _holder(node, fn, facts, ctx)
+        if holder is not None:
+            if orelse or len(arms) > 1:
+                raise _Refused(f"it returns early inside {holder[1]} with an `elif` or `else` (write `if "
+                               "test: ... return` alone there)")
+            return _plan_held(node, fn, facts, ctx, *holder)
         outer = _enclosing_if(node, facts)
         if outer is not None and not orelse and len(arms) == 1:
             # planned with the `if` around it, which the static pass met first (its test comes first)
@@ -562,18 +599,37 @@ def _plan_if(node, ctx):
                 return _plan_early(node, fn, facts, ctx, [body for _, body in arms], orelse, "else")
             if len(arms) == 1 and orelse is not None and exits == [False, True]:
                 return _plan_early(node, fn, facts, ctx, [orelse], bodies[0], "if")
+            # a returning arm after one that does not: the same early returns, each under the
+            # negation of the non-returning tests before it, then a select over the other arms
+            return _plan_mixed(node, fn, facts, ctx, arms, orelse, exits)
         raise _Refused("one branch returns and another does not, and the `if` is not at the top of the "
-                       "function body (put the code after the `if` in an `else`, or return from every branch)"
-                       if facts.parents.get(node) is not fn else
-                       "one branch returns and another does not, in a form leapp does not convert (an "
-                       "`if`/`elif` chain converts when its returning arms come first)")
-    copies, ends, nested = [], [], []
+                       "function body (put the code after the `if` in an `else`, or return from every branch)")
+    copies, ends = [], []
+    nested: list = []
+    within = _within(node, fn, facts, ctx)
     for i, body in enumerate(bodies):
         checker = _arm_checker(ctx, _arm_name(i, len(arms)), node, body, facts, fn, guarded=True)
         inner = [s for s in body if _nested_early(s, ctx)]
-        if inner and facts.parents.get(node) is not fn:
-            checker.block(body, returns="none")  # refused: returns in the middle
+        holders = [s for s in body if _holds_early(s)]
+        if (inner or holders) and facts.parents.get(node) is not fn:
+            if holders and within:
+                raise _Refused(f"it holds an early return three `if`s deep (line {holders[0].lineno + ctx.positions.line_offset}); "
+                               "leapp holds those of two converted `if`s at the top of the function")
+            if not within:
+                checker.block(body, returns="none")  # refused: returns in the middle
         for s in body:
+            if s in holders:
+                # an `if` on data whose arms hold early returns (``if b:`` / ``if c: return r``): planned
+                # on its own (nested in this arm, ``within``), its held returns held by this arm too; its
+                # tests run on every input this arm runs on, and what follows it is after an early return
+                for test, _ in _chain(s)[0]:
+                    _BoolTest(ctx).check(test)
+                    checker.expr(test)
+                nested.append(((s.lineno, s.col_offset), (), ((), ()), "if"))
+                checker.fresh, checker.owner = set(), None
+                checker.rebound |= _stored([s])
+                checker.after_early = s.lineno + ctx.positions.line_offset
+                continue
             if s not in inner:
                 checker.stmt(s, returns="none", loops=0)
                 continue
@@ -610,6 +666,8 @@ def _plan_if(node, ctx):
     _check_updated_after(node, fn, facts, ctx, bodies if orelse else [*bodies, []], outputs, ends, len(arms))
     if not nested:
         return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), {}
+    if within:  # the `if` whose arm holds this one checks what runs after it (its arm's rest, the function's)
+        return "if", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(nested=tuple(nested), inner=True)
     # the code after the `if` runs on every input, also on those an inner early return holds: it is
     # code after an early return (as in _plan_early), and the function must end in a `return`
     rest = fn.body[fn.body.index(node) + 1:]
@@ -627,6 +685,27 @@ def _nested_early(s, ctx) -> bool:
     """``if m: <...> return r`` with no `else`: an early return inside an arm, converted whether or
     not its test is on data (``runtime.branches.early`` branches as Python does on a plain test)."""
     return isinstance(s, ast.If) and not s.orelse and _ends_in_return(s.body)
+
+
+def _holds_early(s) -> bool:
+    """An `if` (not itself an early return) with an early return at the top of one of its arms."""
+    if not isinstance(s, ast.If) or _nested_early(s, None):
+        return False
+    arms, orelse = _chain(s)
+    return any(_nested_early(t, None) for body in [*(b for _, b in arms), orelse or []] for t in body)
+
+
+def _within(node, fn, facts, ctx) -> bool:
+    """Whether ``node`` is an `if` at the top level of an arm of a converted `if` at the top of the
+    function that holds its early returns (``_holds_early``, recorded in that `if`'s ``nested``)."""
+    outer = _enclosing_if(node, facts)
+    if outer is None or facts.parents.get(outer) is not fn:
+        return False
+    at = (outer.lineno, outer.col_offset)
+    head = next((b for b in getattr(ctx, "branches", ()) if b.local == at and b.construct not in ("ifexp", "while")),
+                None)
+    return head is not None and head.converted and head.construct == "if" and any(
+        len(r) > 3 and r[0] == (node.lineno, node.col_offset) for r in head.nested)
 
 
 def _plain_ifs_to(node, fn, facts, ctx) -> bool:
@@ -836,6 +915,182 @@ def _plan_early(node, fn, facts, ctx, earlies, tail, kind, body=None):
                    paths.definitely_before(facts, node), ctx)
     return "early", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
         early=len(earlies), tail=kind if tail is not None else "", tail_params=tuple(sorted(tail_params)))
+
+
+def _plan_mixed(node, fn, facts, ctx, arms, orelse, exits):
+    """``if a: y = A`` / ``elif b: return q`` / ``else: y = C`` / rest: an `if`/`elif` chain whose
+    returning arms do not all come first. Python runs it as the early returns ``if not a and b:
+    return q`` (each returning arm under the negation of the non-returning tests before it; one
+    that returning arms before it took wins in the merge anyway), then ``if a: y = A`` / ``else: y
+    = C`` (a select over the arms that do not return; where the `else` returns, the last of them is
+    the select's `else`), then the rest. Every test reads the names as they were before the `if`
+    (no arm runs before another's test), so each runs once, before the early returns."""
+    rest = fn.body[fn.body.index(node) + 1:]
+    bodies = [body for _, body in arms] + ([orelse] if orelse is not None else [])
+    n = len(arms)
+    returning = [i for i, e in enumerate(exits) if e]
+    others = [i for i, e in enumerate(exits) if not e]
+    copies = []
+    for i in returning:
+        early = _arm_checker(ctx, f"{_arm_name(i, n)} (an early return)", node, bodies[i], facts, fn, guarded=True)
+        early.block(bodies[i], returns="last")
+        copies.append(tuple(sorted(early.claimed)))
+    if not rest or not _returns_at_end(rest):
+        raise _Refused("the function can fall off its end after the early return (end it with a `return`)")
+    tail = [bodies[i] for i in others]
+    has_else = orelse is not None  # the tail's last arm is its `else` (when the `else` returns, too)
+    ends = []
+    for i, body in zip(others, tail, strict=True):
+        checker = _arm_checker(ctx, f"{_arm_name(i, n)} (run after the early return)", node, body, facts, fn,
+                               guarded=True)
+        checker.block(body, returns="none")
+        copies.append(tuple(sorted(checker.claimed)))
+        ends.append((set(checker.fresh), set(checker.rebound)))
+    written = set().union(*map(set, copies[len(returning):]))
+    assigned = set().union(*(_stored(b) for b in tail)) | written
+    for name in sorted(assigned & facts.declared):
+        raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
+    everywhere = set.intersection(*(_definitely_assigned(b) for b in tail)) if has_else else set()
+    outputs = [name for name in sorted(assigned) if paths.live_after(facts, name, node)]
+    defined = paths.definitely_before(facts, node)
+    for name in outputs:
+        if name not in everywhere and name not in defined:
+            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
+                           f"so the other branch has no value to select (assign it before the `if`) "
+                           f"(line {_first_store(facts, name, node, ctx)})")
+    tail_params = _needs(tail, assigned) | (set(outputs) - everywhere) | written
+    if len(tail) > 1 or not has_else:  # a select: an in-place update after it must reach each arm's array
+        _check_updated_after(node, fn, facts, ctx, tail if has_else else [*tail, []], outputs, ends, len(tail))
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
+    after.block(rest, returns="any")
+    copies.append(tuple(sorted(after.claimed)))
+    earlies = [bodies[i] for i in returning]
+    params = _needs(earlies, set().union(*(_stored(b) for b in earlies))) | \
+        set().union(*map(set, copies[:len(returning)]))
+    reads = _read_locals(facts, [*earlies, *tail]) | (_read_locals(facts, [rest]) - set(outputs))
+    _check_defined(facts, node, params | tail_params | reads, defined, ctx)
+    return "early", tuple(sorted(params)), tuple(outputs), tuple(copies), dict(
+        early=len(returning), tail="chain", tail_params=tuple(sorted(tail_params)), returning=tuple(exits))
+
+
+# context managers that change no value on data: an early return held inside one runs the code
+# after it under the same manager, as NumPy's would have left it (warnings and floating-point flags)
+_PLAIN_CONTEXTS = frozenset({"numpy.errstate", "warnings.catch_warnings", "contextlib.nullcontext"})
+
+
+def _plain_context(with_, ctx) -> str | None:
+    """None where every context manager of ``with_`` changes no value and raises on no input (code
+    in it may run on inputs that returned early, or on the other branch's), else why not."""
+    for item in with_.items:
+        e = item.context_expr
+        q = ctx.call_name(e) if isinstance(e, ast.Call) else None
+        if isinstance(e, ast.Call) and q == "numpy.errstate" and (e.args or not all(
+                isinstance(k.value, ast.Constant) and k.value.value == "ignore" and k.arg is not None
+                for k in e.keywords)):
+            return (f"`{ast.unparse(e)}`, where code that runs on every input (after a held return, or on the "
+                    "other branch's inputs) would warn or raise on inputs NumPy never ran it on (only "
+                    "`np.errstate(...=\"ignore\")` converts)")
+        if q not in _PLAIN_CONTEXTS:
+            return (f"a `with` block on `{ast.unparse(e)}`, which leapp cannot show changes no value (code in it "
+                    "may run on inputs NumPy never ran it on; np.errstate and warnings.catch_warnings do not)")
+    return None
+
+
+def _holder(node, fn, facts, ctx):
+    """For ``node`` (an early return) in the body of a `for` loop over a static ``range`` or of a `with`
+    block on a plain context manager, nested in such statements only up to ``fn``'s body: (the
+    top-level one, what it is, the statements around ``node`` up to it). None where ``node``'s block
+    is not such a statement's; refused where one of them is not plain."""
+    parent = facts.parents.get(node)
+    if not isinstance(parent, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.While)) or node not in parent.body:
+        return None
+    chain, cur = [], node
+    while True:
+        parent = facts.parents.get(cur)
+        if parent is fn:
+            break
+        line = parent.lineno + ctx.positions.line_offset
+        if isinstance(parent, (ast.While, ast.AsyncFor, ast.AsyncWith)):
+            raise _Refused(f"it returns early inside a `{type(parent).__name__.lower().replace('async', 'async ')}` "
+                           f"(line {line}); only a `for` loop over a `range` of static bounds, unrolled while "
+                           "tracing, holds its early returns")
+        if isinstance(parent, ast.For):
+            it = parent.iter
+            static = isinstance(it, ast.Call) and ctx.builtin(it.func) == "range" and not it.keywords \
+                and not any(ctx.is_array(a) or isinstance(a, ast.Starred) for a in it.args)
+            if not static:
+                raise _Refused(f"it returns early inside a `for` loop over `{ast.unparse(it)}` (line {line}), "
+                               "which is not a `range` of static bounds (an unrolled loop's early returns are "
+                               "held one per iteration)")
+            if parent.orelse or cur not in parent.body:
+                raise _Refused(f"it returns early inside a `for` loop with an `else:` (line {line})")
+        elif isinstance(parent, ast.With):
+            why = _plain_context(parent, ctx)
+            if why is not None:
+                raise _Refused(f"it returns early inside {why} (line {line})")
+        else:
+            return None  # inside an `if` (or another statement): the forms of _plan_if decide
+        chain.append(parent)
+        cur = parent
+    top = chain[-1]
+    what = "a `for` loop over a `range`" if any(isinstance(c, ast.For) for c in chain) else "a `with` block"
+    return top, what, chain
+
+
+def _plan_held(node, fn, facts, ctx, top, what, chain):
+    """``for i in range(3): if x[i] > 0: return x * i`` (or inside ``with np.errstate(...):``) at the
+    top of the function: the loop runs as Python's, unrolled while tracing, so each time the early
+    return runs it is held like one at the top (``runtime.branches.early``), in a list made before
+    ``top`` that every later ``return`` merges, the first held winning. Everything after it, the
+    rest of the loop's body and its later iterations included, is code after an early return."""
+    early = _arm_checker(ctx, "the early-return branch", node, node.body, facts, fn, guarded=True)
+    early.block(node.body, returns="last")
+    params = _needs([node.body], _stored(node.body)) | early.claimed
+    _check_defined(facts, node, params | _read_locals(facts, [node.body]), paths.definitely_before(facts, node), ctx)
+    rest = fn.body[fn.body.index(top) + 1:]
+    if not rest or not _returns_at_end(rest):
+        raise _Refused(f"the function can fall off its end after {what} with the early return (end it with "
+                       "a `return`)")
+    # inside ``top``, no private copies: a write there must be into an array made after the last early
+    # return; after it, the code writes on private copies made once ``top`` has run (convert.apply)
+    inside = _Checker(ctx, "the code after the early return", guarded=True)
+    inside.after_early = node.lineno + ctx.positions.line_offset
+    _held_after(inside, [top], set(chain), 0)
+    after = _arm_checker(ctx, "the code after the early return", node, rest, facts, fn, guarded=True)
+    after.block(rest, returns="any")
+    return "early", tuple(sorted(params)), (), (tuple(sorted(early.claimed)), tuple(sorted(after.claimed))), dict(
+        held=(top.lineno, top.col_offset), held_in=what)
+
+
+def _held_after(after, stmts, chain, loops) -> None:
+    """``stmts`` checked as code after an early return held in ``chain`` (the loops and `with`
+    blocks around it): a loop's body runs again after an early return in it, from a state where
+    none of its names holds an array made since; each early return there holds a value, so no
+    array made before it is the block's own afterwards."""
+    for s in stmts:
+        if s in chain and isinstance(s, ast.For):
+            after.expr(s.iter)
+            after.target(s.target, s)
+            stored = _stored([s])
+            after.rebound |= stored
+            after.fresh -= stored
+            _held_after(after, s.body, chain, loops + 1)
+            after.fresh -= stored
+        elif s in chain and isinstance(s, ast.With):
+            for item in s.items:  # a plain context manager (_holder): its arguments are plain too
+                call = item.context_expr
+                assert isinstance(call, ast.Call)
+                for a in [*call.args, *(k.value for k in call.keywords)]:
+                    after.expr(a)
+                if item.optional_vars is not None:
+                    after.target(item.optional_vars, s)
+            _held_after(after, s.body, chain, loops)
+        elif _nested_early(s, None):  # this early return, or another one: its value is held
+            after.expr(s.test)
+            after.block(s.body, returns="last", loops=loops)
+            after.fresh = set()
+        else:
+            after.stmt(s, returns="any", loops=loops)
 
 
 def _returns_at_end(stmts) -> bool:

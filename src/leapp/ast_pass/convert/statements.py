@@ -129,8 +129,9 @@ def _exits(body, pending: dict, outputs, line):
     out = []
     for stmt in body.body:
         name = pending.get(id(stmt))
-        if held:
-            stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held), "exit")))
+        # every return, also one before any held early return (under an `if` Python decides, which the
+        # plan did not see: runtime.branches.if_returns refuses it on a traced test), is the function's
+        stmt = cast(cst.BaseStatement, stmt.visit(_MergeReturns(list(held), "exit")))
         if name is not None:
             held.append(name)
         out.append(stmt)
@@ -173,6 +174,21 @@ def _convert_returning_if(node, branch, sites, arms, orelse) -> cst.FlattenSenti
     return cst.FlattenSentinel([*defs, *calls])
 
 
+def held_name(local) -> str:
+    """The list of early returns held in the loop or `with` block at ``local`` (``plan._plan_held``)."""
+    return f"__leapp_held{local[0]}_{local[1]}"
+
+
+def convert_holder(node, local, line, copies=(), site="") -> cst.FlattenSentinel:
+    """The loop or `with` block ``node`` (at ``local``) holding early returns: its list made before
+    it, every ``return`` inside it merging that list (as far as it has grown when it runs), and after
+    it the private copies of the arrays the code after it writes into (``copies``; a held value
+    may be one of them)."""
+    name = held_name(local)
+    return cst.FlattenSentinel([_stmt(f"{name} = []", line), node.visit(_MergeReturns([name])),
+                                *(_stmt(f"{n} = _leapp.private({site!r}, {n})", line) for n in copies)])
+
+
 def pending_names(branch) -> list[str]:
     """The names the early returns of ``branch`` are held in, in order (one per returning arm)."""
     first = pending_name(branch)
@@ -189,6 +205,8 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
         arms.append(cur)
         cur = cur.orelse
     orelse = cur  # an Else, or None
+    if branch.tail == "chain":
+        return _convert_chain(branch, sites, arms, orelse)
     stem = f"__leapp_if{branch.line}_"
     lines = [int(site.rsplit(":", 2)[1]) for site in sites]
     copies = branch.copies or ((),) * (branch.early + 1)
@@ -217,11 +235,73 @@ def convert_early(node: cst.If, branch, sites: list[str]) -> cst.FlattenSentinel
     for name, test, site, line, pending in zip(names, tests, sites, lines, held, strict=True):
         how = "arm_early" if branch.inner else "early"  # inside an arm: held under the arm's path
         calls.append(_stmt(f"{pending} = _leapp.{how}({site!r}, {test}, {name}, {_tuple(branch.params)})", line))
+        if branch.held:  # in a loop or a `with`: held in its list (every return there merges it)
+            calls.append(_stmt(f"{held_name(branch.held)}.append({pending})", line))
         calls.append(_stmt(f"if {pending}.taken: return {pending}.value", line))
-    calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
+    if not branch.held:  # in a loop or a `with`: made once it has run (convert_holder)
+        calls += [_stmt(f"{n} = _leapp.private({sites[0]!r}, {n})", lines[0]) for n in copies[-1]]
     if branch.tail:
         call = f"{tail_name}({', '.join(branch.tail_params)})"
         calls.append(_stmt(f"{_tuple(branch.outputs)} = {call}" if branch.outputs else call, lines[0]))
+    return cst.FlattenSentinel([*defs, *calls])
+
+
+def _convert_chain(branch, sites, arms, orelse) -> cst.FlattenSentinel:
+    """``branch`` (construct "early", tail "chain"): an `if`/`elif` chain whose returning arms do
+    not all come first (``plan._plan_mixed``). The tests of the arms that do not return, which the
+    early returns after them negate, are computed once first (``__leapp_t<line>_<i>``); then each
+    returning arm is an ``_leapp.early`` under ``not`` those tests and its own; then the other arms
+    run as a select (``_leapp.if_``), or as the one arm left. ``sites``: each `if`/`elif`, then the
+    `else`'s."""
+    n = len(arms)
+    blocks = [*(a.body for a in arms), *([orelse.body] if orelse is not None else [])]
+    leading = [*(a.leading_lines for a in arms), *([orelse.leading_lines] if orelse is not None else [])]
+    lines = [int(site.rsplit(":", 2)[1]) for site in sites]
+    returning = [i for i, r in enumerate(branch.returning) if r]
+    others = [i for i, r in enumerate(branch.returning) if not r]
+    copies = list(branch.copies) if branch.copies else [()] * (len(blocks) + 1)
+    stem = f"__leapp_if{branch.line}_"
+    defs, calls = [], []
+    tests = {i: _one_line(convert_test(arms[i].test, sites[i])) for i in range(n)}
+    negated = {i for i in others if i < n and any(r > i for r in returning)}
+    for i in sorted(negated):  # read again after the early returns: computed once, here
+        temp = f"__leapp_t{branch.line}_{i}"
+        calls.append(_stmt(f"{temp} = {tests[i]}", lines[i]))
+        tests[i] = temp
+    for i, block in enumerate(blocks):  # in the source's order: each keeps its lines
+        if i in returning:
+            body = _with_copies(block, copies[returning.index(i)], sites[i], lines[i])
+            defs.append(_def(f"{stem}{i}", branch.params, body, leading[i]))
+        else:
+            body = _with_copies(_with_return(block, branch.outputs, lines[i]),
+                                copies[len(returning) + others.index(i)], sites[i], lines[i])
+            defs.append(_def(f"{stem}{i}", branch.tail_params, body, leading[i]))
+    for i, pending in zip(returning, pending_names(branch), strict=True):
+        parts = [f"_leapp.not_({sites[j]!r}, {tests[j]})" for j in others if j < i and j < n]
+        if i < n:
+            parts.append(tests[i])
+        test = parts[0] if len(parts) == 1 else f"_leapp.and_({sites[i]!r}, {', '.join('lambda: ' + p for p in parts)})"
+        args = _tuple(branch.params)
+        calls.append(_stmt(f"{pending} = _leapp.early({sites[i]!r}, {test}, {stem}{i}, {args})", lines[i]))
+        calls.append(_stmt(f"if {pending}.taken: return {pending}.value", lines[i]))
+    # the arms that do not return, as a select; with an `else` (returning or not), the last is its `else`
+    chain = [(None if orelse is not None and k == len(others) - 1 else i) for k, i in enumerate(others)]
+    params = branch.tail_params
+    if chain[-1] is None:
+        false = f"{stem}{others[-1]}"
+    else:
+        false = f"{_lambda(params)}{_tuple(branch.outputs)}"
+    for k in range(len(chain) - 1, -1, -1):
+        arm = chain[k]
+        if arm is None:
+            continue
+        call = f"_leapp.if_({sites[arm]!r}, {tests[arm]}, {stem}{arm}, {false}, {_tuple(params)})"
+        false = f"{_lambda(params)}{call}" if k else call
+    if chain[0] is None:  # one arm left, the `else`: it runs after the early returns as it is
+        false = f"{false}({', '.join(params)})"
+    call = f"{_tuple(branch.outputs)} = {false}" if branch.outputs else false
+    calls.append(_stmt(call, lines[others[0]] if others[0] < n else lines[0]))
+    calls += [_stmt(f"{name} = _leapp.private({sites[0]!r}, {name})", lines[0]) for name in copies[-1]]
     return cst.FlattenSentinel([*defs, *calls])
 
 

@@ -247,7 +247,7 @@ class ArrayTruthTest(Rule):
             import numpy as np
             # leapp: trace
             def f(x):
-                return x if x.sum() > 0 else x[np.argmax(x)] * x
+                return x if x.sum() > 0 else print(x)
             """), line=4),
         Invalid(src("""
             import numpy as np
