@@ -445,11 +445,13 @@ class CompiledFunction(Generic[P, R]):
                 warnings.simplefilter("ignore", LeappInternalWarning)
             # the call watch's profile function (runtime/unseen_calls.py) only where the default
             # check is off: the check is the guard that holds whatever C code does
-            watch = nullcontext() if not self.check_n else unseen_calls.profile_off()
+            def watch():
+                return nullcontext() if not self.check_n else unseen_calls.profile_off()
+
             try:
                 library.begin(self._probe.library)
                 for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
-                    with watch:
+                    with watch():  # a fresh one each time: a library's branch traces again
                         traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
                             self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
                                 self._traceable, np_args, np_kwargs, names=names, strict=False,
