@@ -82,9 +82,17 @@ def test_numpy_runs_them():
         assert np.all(np.isfinite(fn(*_args(fn))))
 
 
+# With the default check on, leapp.compile leaves the call watch off (it tripled the recording):
+# the check refuses the frozen value, naming the library's line it was made at
+# (expm's is scipy's own line: its C step overwrote a scratch array, and the retrace took another path)
+BY_CHECK = r"disagrees with NumPy on a generated input.*(" + LIB + r"|_matfuncs\.py:\d+)"
+
+
 @pytest.mark.parametrize("check", [0, 3])
 @pytest.mark.parametrize("fn, says", CASES, ids=[fn.__name__ for fn, _ in CASES])
 def test_compile_refuses_at_the_library_line(fn, says, check):
+    if check and fn in (pinv, expm, solve, chkfinite):
+        says = BY_CHECK
     cf = leapp.compile(fn, check=check)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
