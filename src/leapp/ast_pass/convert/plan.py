@@ -649,17 +649,7 @@ def _plan_if(node, ctx):
         copies.append(tuple(sorted(checker.claimed)))
         ends.append((set(checker.fresh), set(checker.rebound)))
     written = set().union(*map(set, copies))  # flows out like a reassigned name, from its copy
-    assigned = set().union(*(_stored(b) for b in bodies)) | written
-    for name in sorted(assigned & facts.declared):
-        raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
-    everywhere = set.intersection(*(_definitely_assigned(b) for b in bodies)) if orelse else set()
-    outputs = [n for n in sorted(assigned) if paths.live_after(facts, n, node)]
-    defined = paths.definitely_before(facts, node)
-    for name in outputs:
-        if name not in everywhere and name not in defined:
-            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
-                           f"so the other branch has no value to select (assign it before the `if`) "
-                           f"(line {_first_store(facts, name, node, ctx)})")
+    assigned, everywhere, outputs, defined = _selected(facts, node, ctx, bodies, written, bool(orelse))
     params = _needs(bodies, assigned) | (set(outputs) - everywhere) | written
     _check_defined(facts, node, params | _read_locals(facts, bodies), defined, ctx)
     # without an `else`, the input that takes no branch keeps what the names held before the `if`
@@ -864,6 +854,24 @@ def _check_defined(facts, node, names, defined, ctx) -> None:
                        f"every path (line {_first_store(facts, name, node, ctx)})")
 
 
+def _selected(facts, node, ctx, bodies, written, has_else):
+    """(assigned, assigned in every arm, outputs live after the `if`, defined before it) of a select
+    over the arms ``bodies``; refused where an arm assigns a global or an output has no value on
+    some path (``written``: the arrays the arms write into, which flow out from their copies)."""
+    assigned = set().union(*(_stored(b) for b in bodies)) | written
+    for name in sorted(assigned & facts.declared):
+        raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
+    everywhere = set.intersection(*(_definitely_assigned(b) for b in bodies)) if has_else else set()
+    outputs = [n for n in sorted(assigned) if paths.live_after(facts, n, node)]
+    defined = paths.definitely_before(facts, node)
+    for name in outputs:
+        if name not in everywhere and name not in defined:
+            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
+                           f"so the other branch has no value to select (assign it before the `if`) "
+                           f"(line {_first_store(facts, name, node, ctx)})")
+    return assigned, everywhere, outputs, defined
+
+
 def _first_store(facts, name, node, ctx) -> int:
     inside = [p for p in facts.stores.get(name, ()) if _inside(p, node)]
     return (min(inside)[0] if inside else node.lineno) + ctx.positions.line_offset
@@ -947,17 +955,7 @@ def _plan_mixed(node, fn, facts, ctx, arms, orelse, exits):
         copies.append(tuple(sorted(checker.claimed)))
         ends.append((set(checker.fresh), set(checker.rebound)))
     written = set().union(*map(set, copies[len(returning):]))
-    assigned = set().union(*(_stored(b) for b in tail)) | written
-    for name in sorted(assigned & facts.declared):
-        raise _Refused(f"a branch assigns `{name}`, declared global or nonlocal")
-    everywhere = set.intersection(*(_definitely_assigned(b) for b in tail)) if has_else else set()
-    outputs = [name for name in sorted(assigned) if paths.live_after(facts, name, node)]
-    defined = paths.definitely_before(facts, node)
-    for name in outputs:
-        if name not in everywhere and name not in defined:
-            raise _Refused(f"`{name}` is assigned in one branch only and not before the `if` on every path, "
-                           f"so the other branch has no value to select (assign it before the `if`) "
-                           f"(line {_first_store(facts, name, node, ctx)})")
+    assigned, everywhere, outputs, defined = _selected(facts, node, ctx, tail, written, has_else)
     tail_params = _needs(tail, assigned) | (set(outputs) - everywhere) | written
     if len(tail) > 1 or not has_else:  # a select: an in-place update after it must reach each arm's array
         _check_updated_after(node, fn, facts, ctx, tail if has_else else [*tail, []], outputs, ends, len(tail))
