@@ -387,3 +387,26 @@ def test_a_transposed_matrix_times_a_vector_is_numpys_in_onnxruntime(tmp_path, d
     for g, (key, w) in zip(got, want.items(), strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape, key
         np.testing.assert_allclose(g, w, rtol=1e-6, err_msg=key)
+
+
+def _scaled_with_constants(m):
+    return m * 2.0, 105.0, {"gain": 2, "x": m + 1.0}
+
+
+def test_exporting_a_result_with_python_values_says_what_the_file_leaves_out(tmp_path):
+    # the file holds the array outputs; the constant Python values the function also returns were
+    # dropped without a word (a caller of the file got 2 outputs where the function returns 3 values)
+    import warnings as _warnings
+
+    import onnx
+
+    cf = leapp.compile(_scaled_with_constants)
+    cf(np.ones(3))
+    with pytest.warns(leapp.errors.LeappWarning, match=r"result\[1\] = 105\.0, result\[2\]\['gain'\] = 2"):
+        cf.export(str(tmp_path / "k.onnx"))
+    assert [o.name for o in onnx.load(str(tmp_path / "k.onnx")).graph.output] == ["output_0", "output_2_x"]
+    arrays_only = leapp.compile(robot_obs.normalize)
+    arrays_only(np.zeros(robot_obs.OBS_DIM, np.float32))
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error", leapp.errors.LeappWarning)
+        arrays_only.export(str(tmp_path / "n.onnx"))

@@ -324,6 +324,16 @@ class CompiledFunction(Generic[P, R]):
                               f"does not depend on the inputs (spatialmath.base.isrot's True), which an "
                               f"exported file does not hold. Nothing was written; return an array "
                               f"(np.asarray(value)) to export it")
+        dropped = _constant_leaves(chosen.traced.output_spec)
+        if dropped:
+            code = getattr(self.fn, "__code__", None)
+            where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+            shown = ", ".join(f"{path} = {value!r}" for path, value in dropped[:4])
+            warnings.warn(f"{self.name}{where}: the exported file holds the {len(chosen.node.output_names)} "
+                          f"array output(s) ({', '.join(chosen.node.output_names)}) and not the Python "
+                          f"value(s) the function also returns, which do not depend on the inputs: {shown}. "
+                          f"A caller of the file gets the arrays only; return np.asarray(value) to export "
+                          f"one", LeappWarning, stacklevel=2)
         # The traced example is a better source of check-input ranges than random draws, and
         # the function itself (NumPy) is what the artifact must agree with.
         options.setdefault("example_inputs", dict(chosen.traced.trace.input_values))
@@ -692,6 +702,18 @@ class _Marker:
 
     def __init__(self, where: int | str) -> None:
         self.where = where
+
+
+def _constant_leaves(spec, path="result") -> list[tuple[str, Any]]:
+    """(path, value) of every Python value in a traced result's structure (``("const", value)``)."""
+    kind = spec[0]
+    if kind == "const":
+        return [(path, spec[1])]
+    if kind == "dict":
+        return [leaf for k, sub in spec[1].items() for leaf in _constant_leaves(sub, f"{path}[{k!r}]")]
+    if kind == "leaf":
+        return []
+    return [leaf for i, sub in enumerate(spec[2]) for leaf in _constant_leaves(sub, f"{path}[{i}]")]
 
 
 class _FastCall:
