@@ -578,7 +578,7 @@ lee|lee.so_n(v).compute_left_jacobians()|v:vec3|convert|lee.py:121|control-flow
 lee|lee.so_n(v).compute_left_jacobians(right=True)|v:vec3|convert|lee.py:121|control-flow
 lee|lee.SO_n(r).R|r:rot|refuse|lee.py:56|control-flow
 lee|lee.SO_n(r, validate=False).inverse()|r:rot
-lee|lee.SO_n(r, validate=False).log_map().vee|r:rot|refuse|lee.py:76|control-flow
+lee|lee.SO_n(r, validate=False).log_map().vee|r:rot|convert|lee.py:76|control-flow
 lee|lee.se3(v).hat|v:vec6
 lee|lee.se3(v).ad()|v:vec6
 lee|lee.se3(v).exp_map().X|v:vec6|convert|lee.py:137|control-flow
@@ -593,7 +593,7 @@ lee|lee.SE3(lee.SO_n(r, validate=False), t) @ p|r:rot,t:vec3,p:vec3
 lee|lee.SE3(lee.SO_n(r, validate=False), t) @ p.T|r:rot,t:vec3,p:vecs3
 lee|(lee.SE3(lee.SO_n(a, validate=False), t) @ lee.SE3(lee.SO_n(b, validate=False), u)).X|a:rot,t:vec3,b:rot,u:vec3
 lee|lee.SE3(lee.SO_n(r, validate=False), t).boxplus(d).X|r:rot,t:vec3,d:vec6|convert|lee.py:137|control-flow
-lee|lee.SE3(lee.SO_n(r, validate=False), t).Log()|r:rot,t:vec3|refuse|lee.py:76|control-flow
+lee|lee.SE3(lee.SO_n(r, validate=False), t).Log()|r:rot,t:vec3|convert|lee.py:76|control-flow
 lee|lee.se2(v).hat|v:vec3
 lee|lee.se2(v).ad()|v:vec3
 lee|lee.se2(v).exp_map().X|v:vec3|convert|lee.py:137|control-flow

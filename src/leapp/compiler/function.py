@@ -15,7 +15,7 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import IO, TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
@@ -455,7 +455,7 @@ class CompiledFunction(Generic[P, R]):
                 warnings.simplefilter("ignore", LeappInternalWarning)
             # the call watch's profile function (runtime/unseen_calls.py) only where the default
             # check is off: the check is the guard that holds whatever C code does
-            def watch():
+            def watch() -> AbstractContextManager[None]:
                 return nullcontext() if not self.check_n else unseen_calls.profile_off()
 
             try:
@@ -704,7 +704,7 @@ class _Marker:
         self.where = where
 
 
-def _constant_leaves(spec, path="result") -> list[tuple[str, Any]]:
+def _constant_leaves(spec: Any, path: str = "result") -> list[tuple[str, Any]]:
     """(path, value) of every Python value in a traced result's structure (``("const", value)``)."""
     kind = spec[0]
     if kind == "const":
