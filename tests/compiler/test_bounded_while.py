@@ -202,3 +202,32 @@ def test_the_numpy_rerun_after_a_failed_trace_stops_at_the_bound():
     cf(np.array([1.0, 2.0]))
     # the rerun that tells leapp's own failures from the user's: NumPy's loop would never end here
     assert _stops_in(20, lambda: cf._raised_only_when_traced(TypeError("x"), (np.array([5.0, 2.0]),), {})) is None
+
+
+def clip_in_a_loop(x, y):
+    k = np.zeros((), x.dtype)
+    while x.max() >= 1 and k < 1:  # leapp: max-iterations=2
+        x = x + 0.25
+        if -1 < x.mean() < 1:  # converted inside the loop body: it selects `y`'s old value
+            y = np.clip(x, -1, 1)
+            x = np.where(x > 0, x, y)
+        k = k + 1
+    return x * 2
+
+
+def test_a_name_an_inner_converted_if_may_leave_as_it_was_is_carried():
+    # `y` is assigned only under the inner `if` and read after its assignment there; the inner
+    # select reads its old value, so the loop's function must be given it (it was not: NameError
+    # on y inside the loop's function, branch generator seed 5000277)
+    cf = leapp.compile(clip_in_a_loop)
+    (outer, inner) = sorted(cf.source.branches, key=lambda b: b.line)
+    assert outer.construct == "while" and outer.converted and "y" in outer.params
+    assert inner.converted
+    cases = [([2.0, -3.0, 0.5], [0.0, 1.0, 2.0]), ([0.1, 0.2, 0.0], [1.0, 1.0, 1.0]),
+             ([1.5, -2.5, -0.5], [5.0, -5.0, 0.0])]
+    cf.trace(*(np.array(v, F32) for v in cases[0]))
+    for x, y in cases:
+        got, want = cf(np.array(x, F32), np.array(y, F32)), clip_in_a_loop(np.array(x, F32), np.array(y, F32))
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+    assert len(cf.graphs) == 1

@@ -43,6 +43,16 @@ def sign_fixed_row(A):
     return q
 
 
+def fresh_after_a_rebinding(x):
+    y = x * 2
+    z = x * 3
+    if x.sum() > 0:
+        z = y  # rebound to another's array...
+        z = z * 0.5  # ...then a new one on every path: the update below reaches z only
+    z += 1.0
+    return z + y
+
+
 def copied_param(q):
     q = q.copy()
     if q[0] > 0:
@@ -229,7 +239,7 @@ def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(
     assert len(cf.graphs) == 1
 
 
-@pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after,
+@pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after, fresh_after_a_rebinding,
                                 rebound_on_some_paths_then_updated])
 def test_an_update_after_the_if_of_an_array_the_function_owns_converts(fn):
     # the select hands on a new array; an update after the `if` is exact when no one else holds
@@ -417,6 +427,26 @@ def kept_alias_updated_after(x):
     return y
 
 
+def source_updated_after(x):
+    t0 = np.tanh(x)
+    w = x * 1
+    if x[0] >= 0:
+        w = t0  # NumPy: w is t0, so the update below changes w too
+    t0[0] = 5.0
+    return w + 0
+
+
+def view_source_updated_after(x):
+    t0 = np.tanh(x)
+    w = x * 1
+    if x[0] >= 0:
+        w = t0[1:]
+    else:
+        w = x[1:] * 2
+    t0 += 1.0
+    return w + 0
+
+
 def param_updated_after(q):
     if q[0] < 0:
         q = -q
@@ -452,6 +482,10 @@ def _line(fn, k):
     (kept_alias_updated_after, lambda f: f"`z` is updated in place after the `if` (line {_line(f, 5)}) and the "
                                          f"input that takes no branch keeps the array from before the `if`, and "
                                          f"`z` may be a view of `y` (line {_line(f, 2)})"),
+    (source_updated_after, lambda f: f"the `if` branch binds `w` to `t0`'s array, which is updated in place after "
+                                     f"the `if` (line {_line(f, 5)})"),
+    (view_source_updated_after, lambda f: f"the `if` branch binds `w` to `t0`'s array, which is updated in place "
+                                          f"after the `if` (line {_line(f, 7)})"),
     (param_updated_after, lambda f: "the input that takes no branch keeps the array from before the `if`, and "
                                     "`q` is a parameter"),
     (astype_no_copy, lambda f: f"`t` is bound to x.astype(...) at line {_line(f, 1)}, which leapp cannot show is "

@@ -751,7 +751,22 @@ def two_deep_in_both_arms(x):
     return y
 
 
+def two_deep_rebound_then_updated(x):
+    t = np.tanh(x)
+    if x[0] >= 0:
+        t = t * 2
+        if t.max() > 1:  # holds an early return: what it binds is not the arm's own after it...
+            if t.min() >= 0:
+                return t * x
+            t = x / (np.abs(x) + 1)
+        t = np.tanh(x + 1)  # ...until the arm binds a new array on every path (seed 5000111)
+    t[1:] = x[-1]  # the update after the `if` reaches only the select's array, in NumPy too
+    return t
+
+
 DEEP = [
+    (two_deep_rebound_then_updated, [np.array([1.0, 2.0, 3.0]), np.array([0.5, -2.0, 3.0]),
+                                     np.array([0.1, 0.2, 0.1]), np.array([-1.0, 2.0, 3.0])]),
     (two_deep, [np.array([2.0, 1.0, 1.0]), np.array([1.0, 2.5, 0.0]), np.array([1.0, 1.0, 0.0]), -np.ones(3),
                 np.array([np.nan, 1.0, 1.0])]),
     (two_deep_in_both_arms, [np.array([2.0, 2.0, 0.0]), np.array([2.0, 0.0, 0.0]), np.array([0.5, -1.0, 2.0]),
@@ -769,7 +784,8 @@ def test_an_early_return_two_converted_ifs_deep_takes_every_path_as_numpy_does(f
 def test_two_deep_in_the_report_the_rewrite_and_onnx(tmp_path):
     import onnxruntime as ort
 
-    fn, inputs = DEEP[1]
+    fn, inputs = DEEP[2]
+    assert fn is two_deep_in_both_arms
     cf = leapp.compile(fn)
     first = fn.__code__.co_firstlineno
     report = cf.format_report()

@@ -133,8 +133,12 @@ def _plan_while(node, ctx):
     for name in sorted(assigned & facts.declared):
         raise _Refused(f"the loop body assigns `{name}`, declared global or nonlocal")
     in_test = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    in_body = set().union(*(paths.loads(s) for s in node.body))
+    # an iteration that may leave a name as it was and reads it (an inner converted `if` selects
+    # between its new value and the old one, as paths.live_after judges inside a loop) carries it
     carried = {n for n in assigned
-               if n in in_test or paths.reads_first(node.body, n) == "read" or paths.live_after(facts, n, node)}
+               if n in in_test or paths.live_after(facts, n, node)
+               or (got := paths.reads_first(node.body, n)) == "read" or (got == "open" and n in in_body)}
     defined = paths.definitely_before(facts, node)
     for name in sorted(carried - defined):
         at = min(p for p in facts.stores[name] if _inside_node(p, node))[0] + ctx.positions.line_offset

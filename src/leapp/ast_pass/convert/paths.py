@@ -114,7 +114,7 @@ def _block_of(parent, cur) -> list | None:
     return None
 
 
-def _loads(node) -> set[str]:
+def loads(node) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
@@ -129,7 +129,7 @@ def reads_first(stmts, name: str) -> str:
 
 def _reads_first_one(s, name) -> str:
     if isinstance(s, ast.If):
-        if name in _loads(s.test):
+        if name in loads(s.test):
             return "read"
         a, b = reads_first(s.body, name), reads_first(s.orelse, name)
         if "read" in (a, b):
@@ -139,9 +139,9 @@ def _reads_first_one(s, name) -> str:
             n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)}:
         # the loop assigns it before its body runs (`for i in range(3): ... x * i`); the loop may
         # run no iteration, so after it the name is as before
-        return "read" if name in _loads(s.iter) or reads_first(s.orelse, name) == "read" else "open"
+        return "read" if name in loads(s.iter) or reads_first(s.orelse, name) == "read" else "open"
     if isinstance(s, (ast.With, ast.AsyncWith)):
-        if any(name in _loads(item.context_expr) for item in s.items):
+        if any(name in loads(item.context_expr) for item in s.items):
             return "read"
         got = reads_first(s.body, name)
         if got == "killed" and not all(isinstance(item.context_expr, ast.Call) and ast.unparse(
@@ -150,22 +150,22 @@ def _reads_first_one(s, name) -> str:
         return got
     if isinstance(s, _LOOPS):
         head = s.iter if not isinstance(s, ast.While) else s.test
-        if name in _loads(head) or reads_first(s.body, name) == "read" or reads_first(s.orelse, name) == "read":
+        if name in loads(head) or reads_first(s.body, name) == "read" or reads_first(s.orelse, name) == "read":
             return "read"
-        if isinstance(s, ast.While) and name in _loads(s.test):
+        if isinstance(s, ast.While) and name in loads(s.test):
             return "read"
         return "open"
     if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        if name in _loads(s) or (isinstance(s, ast.AugAssign) and name in _targets(s)):
+        if name in loads(s) or (isinstance(s, ast.AugAssign) and name in _targets(s)):
             return "read"
         return "killed" if name in _targets(s) else "open"
     if isinstance(s, (ast.Return, ast.Raise)):
-        return "read" if name in _loads(s) else "killed"  # the path ends: nothing after reads it
+        return "read" if name in loads(s) else "killed"  # the path ends: nothing after reads it
     if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        if name in _loads(s):  # a closure reads it whenever it is called
+        if name in loads(s):  # a closure reads it whenever it is called
             return "read"
         return "killed" if s.name == name else "open"
-    if name in _loads(s):  # any other statement (with, try, match, expression): a read anywhere counts
+    if name in loads(s):  # any other statement (with, try, match, expression): a read anywhere counts
         return "read"
     return "open"
 
@@ -182,9 +182,9 @@ def live_after(facts, name: str, node) -> bool:
                 return got == "read"
         if parent is None or isinstance(parent, _SCOPES):
             return False
-        if isinstance(parent, _LOOPS) and name in _loads(parent):
+        if isinstance(parent, _LOOPS) and name in loads(parent):
             return True  # the next iteration (or the loop's test) may read it
         if isinstance(parent, (ast.Try, ast.With, ast.AsyncWith, ast.Match, ast.match_case)) \
-                and name in _loads(parent):
+                and name in loads(parent):
             return True
         cur = parent

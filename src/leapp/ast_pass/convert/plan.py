@@ -748,6 +748,7 @@ def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) ->
     NumPy ``y`` changes too). Each branch must leave such a name bound to an array of its own: one
     it made, or (a branch that does not assign it) the one from before the `if`, if nothing else
     holds that one (convert.owned)."""
+    _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_arms)
     for name in outputs:
         line = _updated_after(fn, node, name, facts.parents)
         if line is None:
@@ -756,10 +757,10 @@ def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) ->
             arm = _arm_name(i, n_arms) if i < len(ends) else "the input that takes no branch"
             if name in _stored(body):
                 fresh, rebound = ends[i]
+                if name in fresh:  # on every path to the arm's end, whatever it was bound to before
+                    continue
                 if name in rebound:
                     why = f"{arm} binds it to an array it did not make"
-                elif name in fresh:
-                    continue
                 else:  # bound to new arrays on some of the branch's paths only: the others keep the old
                     held = owned.refusal(name, node, [], facts, fn, ctx)
                     if held is None:
@@ -774,6 +775,30 @@ def _check_updated_after(node, fn, facts, ctx, bodies, outputs, ends, n_arms) ->
                            f"and {why}: a select hands on a new array, so NumPy's update of the array "
                            f"`{name}` was bound to would be lost (make it a new array in every branch: "
                            f"`{name} = np.array(...)`, or update it with `{name} = {name} + ...`)")
+
+
+def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_arms) -> None:
+    """The other half: an arm that binds an output to another name's array (``w = t0``, ``w =
+    t0[1:]``) makes ``w`` that array in NumPy, so an update in place of ``t0`` after the `if`
+    changes ``w`` too; the select hands on a new array, which the update does not reach."""
+    for i, body in enumerate(bodies[:len(ends)]):
+        fresh, _ = ends[i]
+        for name in outputs:
+            if name in fresh or name not in _stored(body):
+                continue
+            sources = {n.id for st in ast.walk(ast.Module(body=list(body), type_ignores=[]))
+                       if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                             for t in st.targets)
+                       for n in ast.walk(st.value) if isinstance(n, ast.Name) and n.id != name}
+            for source in sorted(sources):
+                line = _updated_after(fn, node, source, facts.parents)
+                if line is not None:
+                    raise _Refused(
+                        f"{_arm_name(i, n_arms)} binds `{name}` to `{source}`'s array, which is updated in place "
+                        f"after the `if` (line {line + ctx.positions.line_offset}): in NumPy `{name}` sees that "
+                        f"update, but a select hands on a new array, which it does not reach (write "
+                        f"`{name} = {source}.copy()` in the branch, or update `{source}` with "
+                        f"`{source} = {source} + ...`)")
 
 
 def _updated_after(fn, node, name, parents) -> int | None:
