@@ -43,6 +43,16 @@ def sign_fixed_row(A):
     return q
 
 
+def unpacked_source_updated_after(x):
+    t0 = np.tanh(x)
+    w = x * 1
+    k = x * 2
+    if x[0] >= 0:
+        w, k = t0, x * 3  # w is t0's array, k a new one
+    t0[0] = 5.0
+    return w + k
+
+
 def fresh_after_a_rebinding(x):
     y = x * 2
     z = x * 3
@@ -484,6 +494,8 @@ def _line(fn, k):
                                          f"`z` may be a view of `y` (line {_line(f, 2)})"),
     (source_updated_after, lambda f: f"the `if` branch binds `w` to `t0`'s array, which is updated in place after "
                                      f"the `if` (line {_line(f, 5)})"),
+    (unpacked_source_updated_after, lambda f: f"the `if` branch binds `w` to `t0`'s array, which is updated in "
+                                              f"place after the `if` (line {_line(f, 6)})"),
     (view_source_updated_after, lambda f: f"the `if` branch binds `w` to `t0`'s array, which is updated in place "
                                           f"after the `if` (line {_line(f, 7)})"),
     (param_updated_after, lambda f: "the input that takes no branch keeps the array from before the `if`, and "

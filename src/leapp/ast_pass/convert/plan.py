@@ -787,9 +787,9 @@ def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_
             if name in fresh or name not in _stored(body):
                 continue
             sources = {n.id for st in ast.walk(ast.Module(body=list(body), type_ignores=[]))
-                       if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
-                                                             for t in st.targets)
-                       for n in ast.walk(st.value) if isinstance(n, ast.Name) and n.id != name}
+                       if isinstance(st, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and st.value is not None
+                       for value in _bound_to(name, st)  # `w = t0`, `w, k = t0, x`, `w: T = t0`
+                       for n in ast.walk(value) if isinstance(n, ast.Name) and n.id != name}
             for source in sorted(sources):
                 line = _updated_after(fn, node, source, facts.parents)
                 if line is not None:
@@ -799,6 +799,28 @@ def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_
                         f"update, but a select hands on a new array, which it does not reach (write "
                         f"`{name} = {source}.copy()` in the branch, or update `{source}` with "
                         f"`{source} = {source} + ...`)")
+
+
+def _bound_to(name, st) -> list:
+    """The expressions an assignment binds ``name`` to: ``t0`` for ``w, k = t0, x``; the whole value
+    where a target unpacks something else (``w, k = pair``)."""
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    out: list = []
+
+    def pair(target, value):
+        if isinstance(target, ast.Name):
+            if target.id == name:
+                out.append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            for t, v in zip(target.elts, value.elts, strict=True):
+                pair(t, v)
+        elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+            out.append(value)
+
+    for target in targets:
+        pair(target, st.value)
+    return out
 
 
 def _updated_after(fn, node, name, parents) -> int | None:
