@@ -53,6 +53,16 @@ def unpacked_source_updated_after(x):
     return w + k
 
 
+def fresh_in_a_nested_if_then_source_updated(x):
+    t = x * 2
+    y = x * 3
+    if x.sum() > 0:
+        if x[0] > 0:
+            y = t + y  # a new array (on the paths that bind y at all): t's update does not reach it
+    t /= 2
+    return t + y
+
+
 def fresh_after_a_rebinding(x):
     y = x * 2
     z = x * 3
@@ -250,6 +260,7 @@ def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(
 
 
 @pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after, fresh_after_a_rebinding,
+                                fresh_in_a_nested_if_then_source_updated,
                                 rebound_on_some_paths_then_updated])
 def test_an_update_after_the_if_of_an_array_the_function_owns_converts(fn):
     # the select hands on a new array; an update after the `if` is exact when no one else holds
@@ -523,3 +534,77 @@ def test_a_parameter_rebound_to_a_view_of_itself_is_still_the_callers():
     cf = leapp.compile(reshaped_param, strict=False)
     (lp202,) = [d for d in cf.diagnostics if d.code == "LP202"]
     assert "writes into `x[0]`, and `x` is a parameter: the caller would see the write" in lp202.message
+
+
+# --- a conditional expression hands on a new array too -----------------------------------------
+
+
+def ifexp_source_updated_after(x):
+    t0 = np.tanh(x)
+    w = t0 if x[0] >= 0 else x * 2  # NumPy: w is t0 where the test holds
+    t0[0] = 5.0
+    return w + 0
+
+
+def ifexp_result_written_after(x):
+    t0 = np.tanh(x)
+    w = t0 if x[0] >= 0 else x * 2
+    w[0] = 5.0  # NumPy: writes into t0 too
+    return t0 + 0
+
+
+def ifexp_result_updated_after(x):
+    t0 = np.tanh(x)
+    w = t0 if x[0] >= 0 else x * 2
+    w += 1.0
+    return t0 + 0
+
+
+def ifexp_kept_alias(x):
+    y = x * 2
+    z = y
+    y = y if x[0] >= 0 else y * 3  # the old y is z's array too
+    y += 1.0
+    return y + z
+
+
+@pytest.mark.parametrize("fn,words", [
+    (ifexp_source_updated_after, lambda f: f"the value before `if` is `t0`, an array that exists already, and `t0` "
+                                           f"is updated in place after it (line {_line(f, 3)})"),
+    (ifexp_result_written_after, lambda f: f"and `w` is updated in place after it (line {_line(f, 3)})"),
+    (ifexp_result_updated_after, lambda f: f"and `w` is updated in place after it (line {_line(f, 3)})"),
+    (ifexp_kept_alias, lambda f: f"keeps `y`'s array, which is updated in place after it (line {_line(f, 4)}), and "
+                                 f"`z` may be a view of `y`"),
+])
+def test_a_conditional_expression_whose_array_is_updated_after_is_refused(fn, words):
+    # the select's new array is not the one NumPy's update reaches: with check=0 these were silently
+    # wrong (NumPy 5.0 or tanh + 1 where the graph kept tanh)
+    x = np.array([1.0, 0.5, -0.5], F32)
+    cf = leapp.compile(fn, strict=False, check=0)
+    (lp202,) = [d for d in cf.diagnostics if d.code == "LP202"]
+    assert "leapp cannot convert it" in lp202.message and words(fn) in lp202.message, lp202.message
+    with pytest.raises(ProblemsError):
+        leapp.compile(fn, check=0)(x)
+
+
+def ifexp_own_array_updated_after(x):
+    y = x * 2
+    y = y if x[0] >= 0 else y * 3  # nothing else holds the old y: the update is the same either way
+    y += 1.0
+    return y
+
+
+def ifexp_copied(x):
+    t0 = np.tanh(x)
+    w = t0.copy() if x[0] >= 0 else x * 2
+    t0[0] = 5.0
+    return w + t0
+
+
+@pytest.mark.parametrize("fn", [ifexp_own_array_updated_after, ifexp_copied])
+def test_a_conditional_expression_nothing_else_sees_converts(fn):
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == [] and all(b.converted for b in cf.source.branches)
+    for v in ([1.0, 0.5, -0.5], [-1.0, 0.5, 2.0]):
+        x = np.array(v, F32)
+        _same(cf(x), fn(x.copy()))

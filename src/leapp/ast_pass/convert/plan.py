@@ -781,6 +781,7 @@ def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_
     """The other half: an arm that binds an output to another name's array (``w = t0``, ``w =
     t0[1:]``) makes ``w`` that array in NumPy, so an update in place of ``t0`` after the `if`
     changes ``w`` too; the select hands on a new array, which the update does not reach."""
+    probe = _Checker(ctx, "")
     for i, body in enumerate(bodies[:len(ends)]):
         fresh, _ = ends[i]
         for name in outputs:
@@ -789,6 +790,7 @@ def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_
             sources = {n.id for st in ast.walk(ast.Module(body=list(body), type_ignores=[]))
                        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and st.value is not None
                        for value in _bound_to(name, st)  # `w = t0`, `w, k = t0, x`, `w: T = t0`
+                       if not probe.is_fresh(value)  # `w = t0 + y` is a new array
                        for n in ast.walk(value) if isinstance(n, ast.Name) and n.id != name}
             for source in sorted(sources):
                 line = _updated_after(fn, node, source, facts.parents)
@@ -1177,8 +1179,51 @@ def plan_ifexp(node: ast.IfExp, ctx, ordinal: int) -> Branch:
         if holds_marker(ctx.source):
             raise _Refused(f"a line of the source already ends with leapp's marker `{MARKER.strip()} N`")
         _BoolTest(ctx).check(node.test)
-        _Checker(ctx, "the value before `if`", guarded=True).expr(node.body)
-        _Checker(ctx, "the value after `else`", guarded=True).expr(node.orelse)
+        body = _Checker(ctx, "the value before `if`", guarded=True)
+        body.expr(node.body)
+        orelse = _Checker(ctx, "the value after `else`", guarded=True)
+        orelse.expr(node.orelse)
+        _check_ifexp_aliases(node, ctx, [(body, node.body, "the value before `if`"),
+                                         (orelse, node.orelse, "the value after `else`")])
     except _Refused as exc:
         return Branch("ifexp", line, col, local, "refused", str(exc))
     return Branch("ifexp", line, col, local, "select")
+
+
+def _check_ifexp_aliases(node, ctx, arms) -> None:
+    """``w = t0 if c else x * 2``: in NumPy ``w`` is ``t0``'s array where ``c`` holds, so an update
+    in place after it of ``w`` (``w[0] = v``, ``w += d``) changes ``t0`` too, and one of ``t0``
+    changes ``w``; the select hands on a new array, which neither update reaches. Refused where an
+    arm's value is an existing array (a name, a view of one) and such an update follows."""
+    if not ctx.functions:
+        return
+    fn = ctx.functions[-1]
+    facts = _facts(fn)
+    stmt = _statement_of(node, facts.parents)
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        return  # the value is used where it is (a call's operand, a return, an update's operand)
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    bound = sorted({n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)})
+    for checker, value, where in arms:
+        if checker.is_fresh(value):
+            continue
+        sources = sorted({n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
+        if not sources:
+            continue  # a constant: a Python value has no array to share
+        for name in [*bound, *sources]:
+            line = _updated_after(fn, stmt, name, facts.parents)
+            if line is None:
+                continue
+            if name in bound and sources == [name]:  # `y = y if c else y * 2; y += 1`: the update
+                held = owned.refusal(name, stmt, [], facts, fn, ctx)  # reaches the old array in NumPy
+                if held is None:  # which nothing else holds: the same values
+                    continue
+                raise _Refused(f"{where} keeps `{name}`'s array, which is updated in place after it (line "
+                               f"{line + ctx.positions.line_offset}), and {held}: a select hands on a new "
+                               f"array, which that update does not reach (update it with `{name} = {name} + ...`)")
+            if line is not None:
+                raise _Refused(
+                    f"{where} is `{ast.unparse(value)}`, an array that exists already, and `{name}` is updated "
+                    f"in place after it (line {line + ctx.positions.line_offset}): in NumPy the result and "
+                    f"`{sources[0]}` are one array there, which the update changes for both, but a select hands "
+                    f"on a new array (write `{ast.unparse(value)}.copy()`, or update with `{name} = {name} + ...`)")
