@@ -764,7 +764,36 @@ def two_deep_rebound_then_updated(x):
     return t
 
 
+def two_deep_fresh_through_the_holder(x):
+    t = np.abs(x)
+    if x[0] < 1:
+        t = t * 2
+        if t.min() >= 1:  # holds an early return that hands on a new array
+            if x.mean() <= 1:
+                return x + t
+            t = t * x  # a new array on every path through the holder that goes on
+        else:
+            t = x * 3
+    t /= 2  # the arm's own array, or the one from before the `if` that nothing else holds
+    return t
+
+
+def two_deep_returns_the_array_itself(x):
+    t = np.abs(x)
+    if x[0] < 1:
+        t = t * 2
+        if t.min() >= 1:
+            if x.mean() <= 1:
+                return t  # the held value is `t` itself: a later write into it would change it
+            t = t * x
+        t[0] = 5.0
+    return t
+
+
 DEEP = [
+    (two_deep_fresh_through_the_holder, [np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 4.0]),
+                                         np.array([0.0, 0.1, 0.2]), np.array([2.0, 1.0, 0.5]),
+                                         np.array([0.6, 0.5, 0.7])]),
     (two_deep_rebound_then_updated, [np.array([1.0, 2.0, 3.0]), np.array([0.5, -2.0, 3.0]),
                                      np.array([0.1, 0.2, 0.1]), np.array([-1.0, 2.0, 3.0])]),
     (two_deep, [np.array([2.0, 1.0, 1.0]), np.array([1.0, 2.5, 0.0]), np.array([1.0, 1.0, 0.0]), -np.ones(3),
@@ -784,8 +813,7 @@ def test_an_early_return_two_converted_ifs_deep_takes_every_path_as_numpy_does(f
 def test_two_deep_in_the_report_the_rewrite_and_onnx(tmp_path):
     import onnxruntime as ort
 
-    fn, inputs = DEEP[2]
-    assert fn is two_deep_in_both_arms
+    fn, inputs = next(c for c in DEEP if c[0] is two_deep_in_both_arms)
     cf = leapp.compile(fn)
     first = fn.__code__.co_firstlineno
     report = cf.format_report()
@@ -867,6 +895,7 @@ def test_what_two_deep_cannot_hold_is_refused():
     assert "returns in the middle (line" in _refusal(three_deep)
     assert "it holds an early return three `if`s deep" in _refusal(three_holders)
     assert "writes into `q[0]` after the early return at line" in _refusal(two_deep_then_write)
+    assert "writes into `t[0]` after the early return at line" in _refusal(two_deep_returns_the_array_itself)
     with pytest.raises(leapp.errors.ConversionError, match="a `return` inside a branch of this converted `if` ran "
                                                            "on a path leapp does not hold"):
         leapp.compile(two_deep_under_a_plain_if)(np.array([1.0, 2.0, 2.0], F32))

@@ -626,7 +626,7 @@ def _plan_if(node, ctx):
                     _BoolTest(ctx).check(test)
                     checker.expr(test)
                 nested.append(((s.lineno, s.col_offset), (), ((), ()), "if"))
-                checker.fresh, checker.owner = set(), None
+                checker.fresh, checker.owner = _fresh_after_holder(ctx, checker, s), None
                 checker.rebound |= _stored([s])
                 checker.after_early = s.lineno + ctx.positions.line_offset
                 continue
@@ -725,6 +725,23 @@ def _plain_ifs_to(node, fn, facts, ctx) -> bool:
         return False
     rest = block[block.index(node) + 1:]
     return bool(rest) and _returns_at_end(rest)
+
+
+def _fresh_after_holder(ctx, checker, holder) -> set:
+    """The names bound to an array of the arm's own on every path through ``holder`` (an `if` on
+    data whose arms return early) that reaches its end, where no return it holds may hand on one of
+    them: each returns a new array (``return t0 * 2``). Otherwise none (``return t0`` may be the
+    very array a later write in the arm would change)."""
+    probe = _Checker(ctx, checker.where)
+    returned = [n.value for n in ast.walk(holder) if isinstance(n, ast.Return)]
+    if any(v is not None and not probe.is_fresh(v) for v in returned):
+        return set()
+    probe.fresh, probe.rebound = set(checker.fresh), set(checker.rebound)
+    try:
+        probe.stmt(holder, returns="any", loops=0)
+    except _Refused:
+        return set()
+    return probe.fresh
 
 
 def _enclosing_if(node, facts):
