@@ -36,3 +36,11 @@ def smooth(a):
 
 def lfilter(a):
     return scipy.signal.lfilter([1.0, 0.5], [1.0], a[0]) + a[0]
+
+
+def zeros_rows(a):
+    return np.zeros((a.shape[0], 2))  # of the input's shape only: the same values for every input
+
+
+def predict_like(x, P, F):
+    return F @ x, F @ P @ F.T  # the second from the plain matrices alone, as filterpy's predict

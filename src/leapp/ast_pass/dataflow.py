@@ -281,8 +281,10 @@ class Facts:
         if isinstance(e, ast.Subscript):
             # obs["observation.state"] of a dict input: is_array leaves a mapping's values untyped,
             # and the runtime traces them all the same
-            # and a table indexed with such a value (TABLE[i]) is traced data too
-            return self.is_foreign(e.value) or self.is_array(e.value) or self.is_foreign(e.slice)
+            # and a table indexed with such a value or an array (TABLE[i], TABLE[np.argmax(s)]) is
+            # traced data too
+            return self.is_foreign(e.value) or self.is_array(e.value) or self.is_foreign(e.slice) \
+                or self.is_array(e.slice)
         if isinstance(e, (ast.Attribute, ast.NamedExpr, ast.Starred)):
             return self.is_foreign(e.value)
         # arithmetic on it, or a container holding it, is still what the other code computed

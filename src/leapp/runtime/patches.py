@@ -41,6 +41,7 @@ from . import (
     concatenators,
     constness,
     flat,
+    foreign_probe,
     library_args,
     math_calls,
     record,
@@ -509,6 +510,7 @@ def _foreign(fn, *args, **kwargs):
     if handed:
         library_args.check_unwritten(trace, handed, _foreign_name(fn), _loc())
     if not _plain_arrays_in(result):
+        foreign_probe.check_result(trace, fn, args, kwargs, result, _foreign_name(fn), _loc())
         return result
     name = _foreign_name(fn)
     loc = _loc()
