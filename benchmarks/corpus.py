@@ -16,6 +16,7 @@ import collections
 import dataclasses
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -26,6 +27,18 @@ sys.path.insert(0, os.path.join(ROOT, "src"))
 
 from corpus import runner  # noqa: E402
 from corpus.cases import CASES  # noqa: E402
+
+
+def first_problem(detail):
+    """The first problem a refusal lists, its paths cut to the library's: where, and what failed."""
+    problems = re.findall(r"\n  - (.*)", detail)
+    text = problems[0] if problems else detail.split("\n")[0]
+    text = re.sub(r"\S*site-packages/", "", text)
+    text = re.sub(r" \(in [^()]*, called at [^()]*\)", "", text)
+    # a branch test: the conversion's own words say which property failed
+    text = re.sub(r"^(\S+\.py:\d+): bool\(\) of a traced array .*?the value leaves the graph; "
+                  r"(?:leapp did not convert this branch in library code \([^()]*\): )?", r"\1: ", text)
+    return text[:200]
 
 
 def main(argv=None):
@@ -77,7 +90,10 @@ def main(argv=None):
         flow = [c for c in cases if c.control_flow_only]
         print(f"\n## labelled refused only for control flow on data (issue 19): {len(flow)}")
         for c in flow:
-            print(f"- {c.id}: {c.decides} (compile: {results[c.id]['compile'].status})")
+            outcome = results[c.id]["compile"]
+            print(f"- {c.id}: {c.decides} (compile: {outcome.status})")
+            if outcome.status != runner.EXACT:
+                print(f"    first problem: {first_problem(outcome.detail)}")
         converted = [c for c in cases if results[c.id]["compile"].branches]
         print(f"\n## library branches converted (issue 19), the arm each input took: {len(converted)}")
         for c in converted:
