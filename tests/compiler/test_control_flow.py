@@ -375,3 +375,27 @@ def test_a_select_between_numpy_scalars_is_a_numpy_scalar(fn):
                         strict=True):
             assert type(g) is type(w) is np.float64
             assert g == w
+
+
+S_LOW = np.array(1.5, dtype=np.float32)  # a module-level limit
+
+
+def clamp_then_return(v):
+    s = np.linalg.norm(v)
+    if s < S_LOW:
+        s = S_LOW
+    g = v / (s + 1.0)
+    if s < 2.2:
+        return np.zeros(3, dtype=np.float32)
+    return g
+
+
+def test_a_name_an_arm_binds_to_a_module_constant_is_still_data_after_the_if():
+    # after `if s < S_LOW: s = S_LOW` the static pass lost `s` as an array (the arms meet by
+    # intersection, and S_LOW is a plain module array), so the later early return on `s` was not
+    # converted but refused as "bool() of a traced array" (everyday generator, seed 98001015)
+    cf = leapp.compile(clamp_then_return)
+    for x in ([0.1, 0.2, 0.3], [1.0, 1.0, 1.0], [3.0, 1.0, 2.0]):
+        x = np.array(x, np.float32)
+        same(cf(x), clamp_then_return(x), rtol=1e-6)
+    assert len(cf.graphs) == 1
