@@ -9,6 +9,9 @@ exits 1 if there was any. ``--skip-known`` leaves out the constructs
 ``everyday.KNOWN_ISSUES`` lists (as the CI slice does). ``--bits`` holds a
 program that calls nothing inexact (``everyday.INEXACT``: no transcendental
 function, no float accumulation) to NumPy's bits rather than a tolerance.
+It also counts the branches on data the programs hold, and how many of their
+sites the check's inputs took both ways (the graph's select compared with NumPy
+on both arms).
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ def _work(job):
     except Exception as exc:  # the harness itself failed: report it, never hide it
         return {"seed": seed, "kind": "false_refusal", "detail": f"harness {type(exc).__name__}: {exc}",
                 "constructs": []}
-    result = {"seed": seed, "kind": out.kind, "constructs": list(out.constructs)}
+    result = {"seed": seed, "kind": out.kind, "constructs": list(out.constructs),
+              "branch_sites": [[kind, list(sides)] for kind, sides in out.branch_sites]}
     if out.kind in BAD or out.kind in ("refused", "ill_conditioned"):
         result["detail"] = out.detail[:1500]
     if out.kind in BAD:
@@ -65,10 +69,18 @@ def main(argv=None):
     constructs = collections.Counter(c for r in results if r["kind"] != "invalid" for c in r["constructs"])
     bad_by_construct = collections.Counter(c for r in results if r["kind"] in BAD for c in r["constructs"])
     compiled = sum(counts[k] for k in ("exact", "refused", "ill_conditioned", *BAD))
+    # branches on data: each site's test, on the check's inputs that reach it in NumPy, took both
+    # values (the graph's select was compared with NumPy on both arms) or one; counted over the
+    # programs compared with NumPy (not refused, not invalid)
+    judged = [r for r in results if r["kind"] in ("exact", "ill_conditioned", *BAD)]
+    sites = collections.Counter(kind for r in judged for kind, _ in r.get("branch_sites", ()))
+    both = collections.Counter(kind for r in judged for kind, sides in r.get("branch_sites", ()) if len(sides) == 2)
+    branchy = collections.Counter(r["kind"] for r in results if r.get("branch_sites"))
     report = {"programs": args.programs, "first_seed": args.seed, "through_leapp_compile": compiled,
               "counts": dict(counts), "seconds": round(time.time() - start, 1), "workers": args.workers,
               "skip_known": args.skip_known, "constructs": dict(constructs),
               "failing_constructs": dict(bad_by_construct),
+              "branch_programs": dict(branchy), "branch_sites": dict(sites), "branch_sites_both_ways": dict(both),
               "refusal_examples": [r["detail"][:300] for r in results if r["kind"] == "refused"][:20],
               "ill_conditioned": [(r["seed"], r["detail"][:300]) for r in results if r["kind"] == "ill_conditioned"],
               "failures": [r for r in results if r["kind"] in BAD]}
@@ -80,6 +92,9 @@ def main(argv=None):
           f"when its transcendental functions round an ulp otherwise, or leapp warned), {counts['false_refusal']} false refusals, {counts['mismatch']} mismatches, "
           f"{counts['skipped']} skipped (known issues), {counts['invalid']} not valid NumPy; "
           f"{report['seconds']} s on {args.workers} workers -> {args.report}")
+    print(f"branches on data: {sum(branchy.values())} programs hold one ({dict(branchy)}); of their "
+          f"{sum(sites.values())} sites in programs compared with NumPy, {sum(both.values())} took both arms "
+          f"on the check's inputs (" + ", ".join(f"{k[7:]} {both[k]}/{sites[k]}" for k in sorted(sites)) + ")")
     return 1 if any(counts[k] for k in BAD) else 0
 
 

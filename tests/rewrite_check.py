@@ -26,11 +26,13 @@ def mismatches(compiled) -> list[str]:
     """
     by_file: dict = {}
     for qualname, src, text in compiled:
-        by_file.setdefault((src.path, text, src.convert), []).append((qualname, src))
+        # a test the trace saw on data where the static pass could not type it (a dict's value) is
+        # converted with its line noted (``Source.data_lines``): the rewrite given the same lines
+        by_file.setdefault((src.path, text, src.convert, src.data_lines), []).append((qualname, src))
     out = []
-    for (path, text, convert), items in by_file.items():
+    for (path, text, convert, data_lines), items in by_file.items():
         shown = rewrite_source(text, path, include_functions=tuple(q for q, _ in items),
-                               convert=convert).splitlines()
+                               convert=convert, data_lines=data_lines).splitlines()
         offset = own_lines("\n".join(shown)) - len(text.splitlines())  # the dispatch import, when it was added
         own = []  # per shown line, the user's line it is or follows (lines a branch conversion added)
         count = 0

@@ -90,6 +90,29 @@ def test_a_helper_that_writes_into_its_argument_is_refused_naming_it():
     assert "updates `v` in place" in text
 
 
+GAINS = np.array([[0.55, -2.2], [-0.17, -0.91], [1.25, -1.86]])
+
+
+def flip_if_low(v):
+    if v[0, 0] < 0.8:
+        v = -v
+    return v
+
+
+def looked_up(idx):
+    return flip_if_low(GAINS[idx] * 2.0)
+
+
+def test_a_helper_called_on_a_module_table_looked_up_by_an_input_converts():
+    # `GAINS[idx]` of an index input is a traced array (the walker routes it): the helper it is
+    # handed to is routed too, and its branch converted. It was called as plain Python, and its
+    # `if` refused as "bool() of a traced array" with no reason (everyday generator, seed 191)
+    cf = leapp.compile(looked_up)
+    _agrees(cf, looked_up, [(np.array([0, 1]),), (np.array([2, 1]),), (np.array([1, 2]),)])
+    assert len(cf.graphs) == 1
+    assert "converted to a select" in cf.format_report()
+
+
 # --- library helpers, through the converted copy's globals ------------------------------------
 
 

@@ -608,3 +608,26 @@ def test_a_conditional_expression_nothing_else_sees_converts(fn):
     for v in ([1.0, 0.5, -0.5], [-1.0, 0.5, 2.0]):
         x = np.array(v, F32)
         _same(cf(x), fn(x.copy()))
+
+
+BINS = np.array([-1.0, 1.0])
+
+
+def zero_then_bin(v):
+    b = v.copy()
+    if v.max() >= 2.0:
+        b[..., 0] = 0.0
+    i = np.digitize(b, BINS)
+    j = np.searchsorted(BINS, b)
+    return i, j
+
+
+def test_a_lookup_of_the_written_array_in_a_module_table_is_no_view_of_it():
+    # np.digitize / np.searchsorted / np.take make new arrays: `i = np.digitize(b, BINS)` after the
+    # if was taken for a possible view of `b` and of the global BINS, and the write into `b` refused
+    # ("`i` may be a view of `BINS`", everyday generator with branches, seed 98000722)
+    cf = leapp.compile(zero_then_bin)
+    for x in ([0.5, 3.0], [0.5, 0.2], [-2.0, 2.5]):
+        x = np.array(x)
+        same(cf(x), zero_then_bin(x), rtol=0)
+    assert len(cf.graphs) == 1

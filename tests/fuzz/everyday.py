@@ -8,7 +8,12 @@ in-place updates of copies, module-level helpers and nested closures, methods
 of classes, module-level constants and lookup tables (indexed by traced
 integers too), dict inputs with dotted keys (``obs["observation.state"]``),
 quaternion rotation, normalisation with stored statistics, clipping and
-history stacking. Every program is valid NumPy: each statement is executed on
+history stacking. About one program in four also branches on data (issue 19),
+in whatever style it is written: an ``if``/``elif``/``else``, a conditional
+expression, an early ``return``, a near-zero guard before a division, a clamp of
+a 0-d value, a branch inside a helper function or method; each threshold lies
+between the values the check's own inputs give, so that the judge runs both arms
+(``Program.branch_sites`` says which sites it did). Every program is valid NumPy: each statement is executed on
 the sample while generating and dropped when NumPy rejects it.
 
 ``generate(seed)`` returns a ``Program`` (the module text, how to draw its
@@ -58,7 +63,13 @@ STYLES = ("function", "function", "dict", "class", "closure")
 # (reproducers in /work/coord/BOARD.md, owner `trust`, issue 8). ``check(..., skip=KNOWN_ISSUES)``
 # reports a program that uses one as "skipped"; ``benchmarks/everyday.py`` runs them all. Remove an
 # entry as soon as its fix lands: the slice must then pass with the construct back in.
-KNOWN_ISSUES: dict[str, str] = {}
+KNOWN_ISSUES: dict[str, str] = {
+    # a branch among values the static pass cannot type (a dict input's, a nested function's): its
+    # test now converts once the trace sees it on data, but a method call on such a value in a test's
+    # `and`/`or` operand, an arm or the code after an early return (`obs["k"].min()`, `history.astype(...)`)
+    # is refused as one leapp "cannot show is free of side effects" (LP202, named): a false refusal
+    "branch_untyped": "methods of values the static pass cannot type, in a converted branch (LP202)",
+}
 
 
 @dataclass
@@ -84,6 +95,9 @@ class Program:
     # the planted block's first line: a refusal may also name its other lines and the lines after it
     # that use what it made (a buffer C code filled is named where it is used), never a line before
     refuse_first: int | None = None
+    # branches on data: (kind, sides) per site, sides the test's truth values on the check's inputs
+    # that reach it in NumPy (``_Gen.alts``): (False, True) where the judge exercised both arms
+    branch_sites: tuple = ()
 
 
 @dataclass
@@ -91,6 +105,7 @@ class Outcome:
     kind: str  # "exact", "refused", "false_refusal", "mismatch", "invalid"
     detail: str = ""
     constructs: tuple = ()
+    branch_sites: tuple = ()  # the program's ``branch_sites``, for the benchmark's counts
 
 
 # --- drawing inputs ---------------------------------------------------------------------------
@@ -166,6 +181,15 @@ class _Gen:
         self.refuse_line = None
         self.refuse_first = None
         self.self_ns = types.SimpleNamespace()
+        # the check's own inputs (``check``: the traced sample and ``N_FRESH`` fresh ones, drawn from
+        # ``seed + 1``), each run through every statement as NumPy runs it: a branch's threshold is
+        # chosen between their values, so that the judge sees both arms; None where NumPy raised
+        self.alts = []
+        self.returned = []  # per check input: NumPy has returned early on it by this point of the body
+        self.sites = []  # (kind, sides) per branch site
+        self.methods = []  # class style: helper methods, rendered in the class
+        self.early = None  # the body index of an early return's placeholder line
+        self.dict_keys = {}  # dict style: local name -> the key it was read from
 
     # names and bookkeeping
 
@@ -196,7 +220,28 @@ class _Gen:
         self.body.extend(lines)
         if construct:
             self.constructs.add(construct)
+        self.mirror(lines, header)
         return True
+
+    def mirror(self, lines, header=()):
+        """Run accepted ``lines`` on each of the check's inputs too (``alts``)."""
+        for k, sc in enumerate(self.alts):
+            if sc is None:
+                continue
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"):
+                    warnings.simplefilter("ignore")
+                    for h in header:
+                        exec(compile(h, "<gen>", "exec"), sc)  # noqa: S102 - generated here
+                    exec(compile("\n".join(lines), "<gen>", "exec"), sc)  # noqa: S102
+            except Exception:
+                self.alts[k] = None
+
+    def set_everywhere(self, name, value):
+        self.scope[name] = value
+        for sc in self.alts:
+            if sc is not None:
+                sc[name] = value
 
     def value(self, name):
         return self.scope[name]
@@ -220,11 +265,11 @@ class _Gen:
             return f"self.{attr}"
         if self.style == "closure":
             cell = name.lower()
-            self.scope[cell] = arr
+            self.set_everywhere(cell, arr)
             self.stats.append((cell, src))
             return cell
         self.stats.append((name, src))
-        self.scope[name] = arr
+        self.set_everywhere(name, arr)
         self.header.append(f"{name} = {src}")
         return name
 
@@ -233,7 +278,7 @@ class _Gen:
         self.counter += 1
         name = f"{base}_{self.counter}"
         src, arr = _lit(value, dtype)
-        self.scope[name] = arr
+        self.set_everywhere(name, arr)
         self.header.append(f"{name} = {src}")
         return name
 
@@ -250,6 +295,7 @@ class _Gen:
             return param
         self.scope.setdefault(param, {})[key] = value
         self.body.append(f"{local} = {param}[{key!r}]")
+        self.dict_keys[local] = key
         self.scope[local] = value
         self.kinds[local] = _kind_of(value)
         self.constructs.add("dotted_keys" if "." in key else "dict_input")
@@ -428,7 +474,7 @@ def _inplace(g):
             lines.append(f"{y}[0] = {r.choice(['0', f'{y}[-1]', f'{y}[0] * 2'])}")
         elif op == "scale":
             lines.append(f"{y} *= {r.choice(['3', '0.25', 'np.float32(1.5)'])}")
-        elif op == "clip_out" and v.dtype.kind == "f":
+        elif op == "clip_out" and v.dtype.kind == "f" and g.early is None:  # (`out=` after an early return: LP202)
             lines.append(f"np.clip({y}, -2.0, 2.0, out={y})")
         elif op == "norm" and v.dtype.kind == "f":
             lines.append(f"{y} /= np.linalg.norm({y}, axis=-1, keepdims=True) + 1e-6")
@@ -463,6 +509,8 @@ def _helper(g):
 
 def _closure(g):
     """A nested function in the body that closes over a local."""
+    if g.early is not None:  # leapp refuses a `def` in the code after an early return (LP202, named)
+        return False
     x = g.pick("float")
     if x is None:
         return False
@@ -701,6 +749,460 @@ STATEMENTS = [(_chain, 5), (_normalise, 3), (_standardise, 1), (_clip, 2), (_inp
               (_arith, 3)]
 
 
+# --- branches on data (issue 19) ----------------------------------------------------------------
+#
+# About one program in four gets one or two branches on a 0-d traced value, in whatever style it is
+# written: an `if`/`elif`/`else` assigning a value (or writing into the function's own copy), a
+# conditional expression, an early `return` of a safe default, a near-zero guard before a division,
+# a clamp of a 0-d value, and a branch inside a helper (a module function, or a method in the class
+# style). Each arm gives the shape and dtype of the others (checked on the sample); thresholds lie
+# between the values the check's own inputs give (``_Gen.alts``), so that the judge runs both arms.
+# A clamp to a Python float, which leapp refuses by design (a select needs one dtype: "write
+# np.float32(1.0) rather than 1.0", docs/control-flow.md), is planted now and then as a hole whose
+# refusal must name the `if`.
+
+BRANCH_RATE = 0.25
+N_FRESH = 3  # ``check``'s fresh inputs beside the traced sample
+_EARLY = "__early_return__"
+
+
+def _mirror_inputs(g):
+    """The check's inputs (``_check`` draws them from ``seed + 1``), run through the body so far."""
+    rng = np.random.default_rng(g.seed + 1)
+    shape = types.SimpleNamespace(params=g.params, leaves=g.leaves)
+    for _ in range(1 + N_FRESH):
+        sc = {"np": np}
+        if g.style == "class":
+            sc["self"] = g.self_ns
+        sc.update(zip(g.params, arguments(shape, rng), strict=True))
+        sc.update({name: g.scope[name] for name, _ in g.stats if name in g.scope})
+        g.alts.append(sc)
+        g.returned.append(False)
+    g.mirror(g.body)
+
+
+def _with_rngs(g, rnd, rng, fn):
+    saved = g.rnd, g.rng
+    g.rnd, g.rng = rnd, rng
+    try:
+        return fn(g)
+    finally:
+        g.rnd, g.rng = saved
+
+
+def _default(value):
+    """A safe default of ``value``'s type, dtype and shape: what an early return hands back."""
+    dt = np.asarray(value).dtype
+    spelled = "bool_" if dt == np.bool_ else dt.name
+    if isinstance(value, np.generic):
+        return f"np.{spelled}({'False' if dt == np.bool_ else 0})"
+    return f"np.zeros({value.shape!r}, dtype=np.{spelled})"
+
+
+def _reaching(g):
+    """The check's inputs that reach this point of the body in NumPy."""
+    return [(k, sc) for k, sc in enumerate(g.alts) if sc is not None and not g.returned[k]]
+
+
+def _evaluate(g, expr, bind=None):
+    """``expr`` on each input reaching here: [(k, value)], ``bind`` adding names (a helper's ``v``)."""
+    out = []
+    for k, sc in _reaching(g):
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                env = sc if bind is None else {"np": np, **{n: eval(e, sc) for n, e in bind.items()}}  # noqa: S307
+                out.append((k, eval(expr, env)))  # noqa: S307 - generated here
+        except Exception:
+            out.append((k, None))
+    return out
+
+
+def _threshold(g, values):
+    """A constant a robotics author would write, between the traced sample's value and another
+    input's (the traced sample on one side, some fresh input on the other), else near the sample's."""
+    r = g.rnd
+    got = {k: float(v) for k, v in values if v is not None and np.ndim(v) == 0 and np.isfinite(float(v))}
+    xs = sorted(set(got.values()))
+    gaps = [(a, b) for a, b in zip(xs, xs[1:], strict=False)]
+    if 0 in got:
+        near = [(a, b) for a, b in gaps if got[0] in (a, b)]
+        gaps = near or gaps
+    r.shuffle(gaps)
+    for a, b in gaps:
+        margin = 4e-3 * max(1.0, abs(a), abs(b))  # far from both: no ulp, float16's included, decides it
+        for digits in (0, 1, 2, 3):
+            t = round((a + b) / 2, digits)
+            if a + margin < t < b - margin:
+                return t
+    base = got.get(0, next(iter(got.values()), 0.5))
+    return round(base + r.choice([-0.5, 0.5, 1.0]), 1)
+
+
+def _ref(g, name):
+    """How a test reads ``name``: the local, or in the dict style now and then the input itself."""
+    key = g.dict_keys.get(name)
+    if key is not None and g.rnd.random() < 0.4:
+        return f"obs[{key!r}]"
+    return name
+
+
+def _operand(g, name, var=None):
+    """A 0-d value of ``name`` that a test compares with a constant: a reduction, an element, a norm."""
+    r = g.rnd
+    v = g.value(name)
+    ref = var or _ref(g, name)
+    if np.size(v) == 0:
+        return None
+    if np.ndim(v) == 0:
+        return ref
+    opts = [f"{ref}.mean()", f"np.abs({ref}).max()", f"{ref}.max()", f"{ref}.min()", f"{ref}.sum()",
+            f"{ref}[{', '.join(['0'] * np.ndim(v))}]", f"{ref}[..., -1].mean()"]
+    if g.kinds.get(name) == "float":
+        opts += [f"np.linalg.norm({ref})", f"np.linalg.norm({ref})"]
+    return r.choice(opts)
+
+
+def _compare(g, name, var=None, bind=None):
+    """``<operand> <op> <constant>`` on ``name``, or None."""
+    operand = _operand(g, name, var)
+    if operand is None:
+        return None
+    t = _threshold(g, _evaluate(g, operand, bind))
+    return f"{operand} {g.rnd.choice(['>', '<', '>=', '<='])} {t!r}"
+
+
+def _test(g, name):
+    """A 0-d test on traced data: a comparison, `and`/`or`/`not`, a chain, a finiteness check."""
+    r = g.rnd
+    kind = g.kinds.get(name)
+    if kind == "bool":
+        ref = _ref(g, name)
+        return r.choice([f"{ref}.any()", f"not {ref}.any()", f"{ref}.all()", f"not {ref}.all()"])
+    form = r.choice(["cmp"] * 6 + ["and", "or", "not", "chain", "finite"])
+    first = _compare(g, name)
+    if first is None:
+        return None
+    if form in ("and", "or"):
+        other = g.pick(r.choice(["float", "float", "int"]), recent=False) or name
+        second = _compare(g, other)
+        return f"{first} {form} {second}" if second else first
+    if form == "not":
+        return f"not {first}"
+    if form == "chain" and np.size(g.value(name)):
+        operand = _operand(g, name)
+        values = _evaluate(g, operand)
+        lo = _threshold(g, values)
+        rest = [(k, v) for k, v in values if v is not None and np.isfinite(float(v)) and float(v) > lo]
+        hi = _threshold(g, rest) if len(rest) >= 2 else lo + 1.0
+        if hi > lo:
+            return f"{lo!r} < {operand} < {hi!r}"
+    if form == "finite" and kind == "float" and np.ndim(g.value(name)):
+        ref = _ref(g, name)
+        return r.choice([f"not np.isfinite({ref}).all()", f"np.isnan({ref}).any()",
+                         f"np.isfinite({ref}).all() and {first}"])
+    return first
+
+
+def _sides(g, test, bind=None):
+    return tuple(sorted({bool(v) for _, v in _evaluate(g, test, bind) if v is not None}))
+
+
+def _valid_test(g, test):
+    """The test is a 0-d truth value on the sample (NumPy refuses a larger array's)."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            value = eval(test, g.scope)  # noqa: S307 - generated here
+        return isinstance(value, bool | np.bool_)
+    except Exception:
+        return False
+
+
+def _arms(g, name):
+    """Expressions of ``name`` giving its shape and dtype, for the arms of a branch."""
+    v = g.value(name)
+    if g.kinds[name] == "float":
+        opts = [f"{name} * 0.5", f"-{name}", f"np.clip({name}, -1.0, 1.0)", f"{name} - 1.0",
+                f"np.zeros_like({name})", name, f"np.abs({name})", f"{name} / 2.0", f"np.tanh({name})",
+                f"{name} * 2.0 + 0.1", f"np.where({name} > 0, {name}, 0.0)", f"{name}.clip(0.0, None)"]
+    else:
+        opts = [f"{name} * 2", f"-{name}", f"np.zeros_like({name})", f"{name} // 2", f"np.clip({name}, -3, 3)",
+                name, f"{name} + 1"]
+    twins = [n for n, k in g.kinds.items() if n != name and k == g.kinds[name]
+             and np.shape(g.value(n)) == np.shape(v) and np.asarray(g.value(n)).dtype == np.asarray(v).dtype]
+    opts += twins
+    out = []
+    for e in opts:
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                a = eval(e, g.scope)  # noqa: S307 - generated here
+        except Exception:
+            continue
+        if np.shape(a) == np.shape(v) and np.asarray(a).dtype == np.asarray(v).dtype:
+            out.append(e)
+    return out
+
+
+def _target(g, min_ndim=0, kinds=("float", "float", "float", "int")):
+    kind = g.rnd.choice(kinds)
+    name = g.pick(kind, min_ndim=min_ndim)
+    if name is None or np.size(g.value(name)) == 0 or np.asarray(g.value(name)).dtype.kind not in "iuf":
+        return None
+    return name
+
+
+def _site(g, kind, test, bind=None):
+    g.sites.append((kind, _sides(g, test, bind)))
+    g.constructs.add(kind)
+
+
+def _branch_if(g):
+    """``if``/``elif``/``else`` choosing a value, a default then an ``if``, or a write into a copy."""
+    r = g.rnd
+    name = _target(g)
+    if name is None:
+        return False
+    arms = _arms(g, name)
+    test = _test(g, r.choice([name, name, g.pick("float", recent=False) or name, g.pick("bool") or name]))
+    if len(arms) < 2 or test is None or not _valid_test(g, test):
+        return False
+    y = g.fresh("b")
+    a, b, c = (r.sample(arms, 3) if len(arms) >= 3 else arms + arms[:1])
+    form = r.choice(["else", "else", "elif", "default", "rebind", "write"])
+    second = None
+    if form == "elif":
+        second = _test(g, name)
+        if second is None or not _valid_test(g, second):
+            form = "else"
+    if form == "else":
+        lines = [f"if {test}:", f"    {y} = {a}", "else:", f"    {y} = {b}"]
+    elif form == "elif":
+        lines = [f"if {test}:", f"    {y} = {a}", f"elif {second}:", f"    {y} = {b}", "else:", f"    {y} = {c}"]
+    elif form == "default":
+        lines = [f"{y} = {b}", f"if {test}:", f"    {y} = {a}"]
+    elif form == "rebind" and name not in g.params:
+        y = name
+        lines = [f"if {test}:", f"    {name} = {a}"]
+    else:
+        v = g.value(name)
+        zero = "0.0" if g.kinds[name] == "float" else "0"
+        write = r.choice(([f"{y}[..., 0] = {zero}", f"{y}[{y} < 0] = {zero}"] if np.ndim(v) else [])
+                         + ([f"{y} *= 0.5"] if g.kinds[name] == "float" else [f"{y} += 1"]))
+        lines = [f"{y} = {name}.copy()", f"if {test}:", f"    {write}"]
+        form = "write"
+    sides = _sides(g, test)
+    if form == "elif":  # the `elif`'s own test, on the inputs that reach it
+        reach = {k for k, v in _evaluate(g, test) if v is not None and not v}
+        elif_sides = tuple(sorted({bool(v) for k, v in _evaluate(g, second) if k in reach and v is not None}))
+    if not g.run(lines, y):
+        return False
+    g.sites.append(("branch_if", sides))
+    if form == "elif":
+        g.sites.append(("branch_if", elif_sides))
+    g.constructs.update({"branch_if", "branch_" + form})
+    return True
+
+
+def _branch_ifexp(g):
+    """A conditional expression choosing between two arrays of one shape and dtype."""
+    r = g.rnd
+    name = _target(g)
+    if name is None:
+        return False
+    arms = _arms(g, name)
+    test = _test(g, name)
+    if len(arms) < 2 or test is None or not _valid_test(g, test):
+        return False
+    a, b = r.sample(arms, 2)
+    y = g.fresh("b")
+    sides = _sides(g, test)
+    if not g.run([f"{y} = {a} if {test} else {b}"], y):
+        return False
+    g.sites.append(("branch_ifexp", sides))
+    g.constructs.add("branch_ifexp")
+    return True
+
+
+def _branch_early(g):
+    """``if <test>: return <safe default>`` at the top level of the body (the values are filled in once
+    the program's return is known: zeros of each output's type, dtype and shape)."""
+    r = g.rnd
+    if g.early is not None:
+        return False
+    name = g.pick("float") if r.random() < 0.8 else (g.pick("int") or g.pick("float"))
+    if name is None or np.size(g.value(name)) == 0:
+        return False
+    test = _test(g, name)
+    if r.random() < 0.2 and g.kinds.get(name) == "float" and np.ndim(g.value(name)):
+        test = f"not np.isfinite({_ref(g, name)}).all()"
+    if test is None or not _valid_test(g, test):
+        return False
+    values = _evaluate(g, test)
+    g.sites.append(("branch_early", tuple(sorted({bool(v) for _, v in values if v is not None}))))
+    g.early = len(g.body) + 1
+    g.body += [f"if {test}:", f"    {_EARLY}"]
+    for k, v in values:
+        if v is None:
+            g.alts[k] = None
+        elif v:
+            g.returned[k] = True
+    g.constructs.add("branch_early")
+    return True
+
+
+def _branch_guard(g):
+    """A near-zero guard before a division, or a speed limit: ``n = np.linalg.norm(v)``, ``if n > ...``."""
+    r = g.rnd
+    name = _target(g, min_ndim=1, kinds=("float",))
+    if name is None:
+        return False
+    n = g.fresh("norm")
+    u = g.fresh("unit")
+    form = r.choice(["alias", "else", "rebind", "limit"])
+    head = [f"{n} = np.linalg.norm({name})"]
+    if not g.run(head, None):
+        return False
+    if np.result_type(g.value(name), g.value(n)) != np.asarray(g.value(name)).dtype:
+        return False  # the arms would differ in dtype (refused by design)
+    eps = r.choice(["1e-6", "1e-6", "1e-8", "1e-3"])
+    test = f"{n} > {eps}"
+    if form == "alias":
+        lines = [f"{u} = {name}", f"if {test}:", f"    {u} = {name} / {n}"]
+    elif form == "else":
+        lines = [f"if {test}:", f"    {u} = {name} / {n}", "else:", f"    {u} = np.zeros_like({name})"]
+    elif form == "rebind" and name not in g.params:
+        u = name
+        lines = [f"if {test}:", f"    {name} = {name} / {n}"]
+    else:
+        limit = abs(_threshold(g, _evaluate(g, n))) or 1.0
+        test = f"{n} > {limit!r}"
+        lines = [f"{u} = {name}", f"if {test}:", f"    {u} = {name} * ({limit!r} / {n})"]
+        form = "limit"
+    sides = _sides(g, test)
+    if not g.run(lines, u):
+        return False
+    g.sites.append(("branch_guard", sides))
+    g.constructs.update({"branch_guard", "branch_guard_" + form})
+    return True
+
+
+def _branch_clamp(g):
+    """``s = <0-d reduction>``, ``if s > HI: s = HI`` (a limit of the reduction's dtype: a literal or a
+    stored statistic), then ``s`` scales a value. Now and then ``HI`` is a Python float: refused by design,
+    planted as a hole the refusal must name (at the `if`)."""
+    r = g.rnd
+    name = _target(g, min_ndim=1, kinds=("float",))
+    if name is None:
+        return False
+    s = g.fresh("s")
+    reduce = r.choice([f"np.abs({name}).max()", f"{name}.mean()", f"np.linalg.norm({name})", f"{name}.max()"])
+    if not g.run([f"{s} = {reduce}"], s):
+        return False
+    dt = np.asarray(g.value(s)).dtype.name
+    op = r.choice([">", "<"])
+    limit = _threshold(g, _evaluate(g, s))
+    hole = g.refuse_line is None and g.early is None and r.random() < 0.12
+    if hole:
+        spelled = repr(float(limit))
+    elif r.random() < 0.5:
+        spelled = f"np.{dt}({limit!r})"
+    else:
+        spelled = g.stat("S_MAX" if op == ">" else "S_MIN", limit, dt)
+    test = f"{s} {op} {spelled}"
+    y = g.fresh("g")
+    use = r.choice([f"{name} * {s}", f"{name} - {s}", f"{name} / ({s} + 1.0)"])
+    sides = _sides(g, test)
+    at = len(g.body)
+    if not g.run([f"if {test}:", f"    {s} = {spelled}", f"{y} = {use}"], y):
+        return False
+    g.sites.append(("branch_clamp", sides))
+    g.constructs.add("branch_clamp")
+    if hole:
+        g.constructs.add("untraceable_branch_pyfloat")
+        g.refuse_line = g.refuse_first = at
+    return True
+
+
+_BRANCH_HELPERS = {
+    "limit": ("def {f}({self}v, max_norm={t}):\n    n = np.linalg.norm(v)\n    if n > max_norm:\n"
+              "        v = v * (max_norm / n)\n    return v", "np.linalg.norm(v)"),
+    "deadband": ("def {f}({self}v, width={t}):\n    if np.abs(v).max() < width:\n        return np.zeros_like(v)\n"
+                 "    return v", "np.abs(v).max()"),
+    "safe_unit": ("def {f}({self}v, eps=1e-6):\n    n = np.linalg.norm(v)\n    if n < eps:\n"
+                  "        return np.zeros_like(v)\n    return v / n", None),
+    "gate": ("def {f}({self}v, threshold={t}):\n    return v if v.mean() > threshold else v * 0.5", "v.mean()"),
+    "flip": ("def {f}({self}v):\n    if v.reshape(-1)[0] < {t}:\n        v = -v\n    return v", "v.reshape(-1)[0]"),
+    "gain": ("def {f}({self}v):\n    m = np.abs(v).mean()\n    if m > {t}:\n        out = v * 0.5\n"
+             "    elif m > {t2}:\n        out = v\n    else:\n        out = v * 2.0\n    return out", "np.abs(v).mean()"),
+}
+
+
+def _branch_helper(g):
+    """A helper with a branch on data inside, called from the traced function: a module function (the
+    library-style helper), or in the class style now and then a method."""
+    r = g.rnd
+    name = _target(g, min_ndim=1, kinds=("float",))
+    if name is None:
+        return False
+    kind = r.choice(sorted(_BRANCH_HELPERS))
+    text, operand = _BRANCH_HELPERS[kind]
+    bind = {"v": name}
+    t = t2 = 1e-6
+    if operand is not None:
+        values = _evaluate(g, operand, bind)
+        t = _threshold(g, values)
+        if kind == "gain":
+            below = [(k, v) for k, v in values if v is not None and np.isfinite(float(v)) and float(v) < t]
+            t2 = _threshold(g, below) if len(below) >= 2 else t - 0.5
+            if t2 >= t:
+                t2 = t - 0.5
+    g.counter += 1
+    fname = f"_{kind}{g.counter}"
+    method = g.style == "class" and r.random() < 0.7
+    src = text.format(f=fname, self="self, " if method else "", t=repr(t), t2=repr(t2))
+    test = {"limit": f"np.linalg.norm(v) > {t!r}", "deadband": f"np.abs(v).max() < {t!r}",
+            "safe_unit": "np.linalg.norm(v) < 1e-6", "gate": f"v.mean() > {t!r}",
+            "flip": f"v.reshape(-1)[0] < {t!r}", "gain": f"np.abs(v).mean() > {t!r}"}[kind]
+    sides = _sides(g, test, bind)
+    y = g.fresh("hb")
+    if method:
+        ns = {"np": np}
+        try:
+            exec(compile(src, "<gen>", "exec"), ns)  # noqa: S102 - generated here
+        except Exception:
+            return False
+        setattr(g.self_ns, fname, types.MethodType(ns[fname], g.self_ns))
+        if not g.run([f"{y} = self.{fname}({name})"], y):
+            delattr(g.self_ns, fname)
+            return False
+        g.methods.append(src)
+        g.constructs.add("branch_method")
+    elif not g.run([f"{y} = {fname}({name})"], y, header=[src]):
+        return False
+    if np.shape(g.value(y)) != np.shape(g.value(name)):
+        return False
+    g.sites.append(("branch_helper", sides))
+    g.constructs.update({"branch_helper", "branch_helper_" + kind})
+    return True
+
+
+BRANCHES = [(_branch_if, 3), (_branch_ifexp, 2), (_branch_early, 2), (_branch_guard, 2), (_branch_clamp, 2),
+            (_branch_helper, 3)]
+
+
+def _branch(g):
+    """One branch on data (a few tries): False when none fits the program so far."""
+    funcs, weights = zip(*BRANCHES, strict=True)
+    for _ in range(4):
+        if g.rnd.choices(funcs, weights)[0](g):
+            if g.style == "dict" or "closure_helper" in g.constructs:
+                g.constructs.add("branch_untyped")  # see KNOWN_ISSUES
+            return True
+    return False
+
+
 # --- the whole program ------------------------------------------------------------------------
 
 
@@ -757,16 +1259,21 @@ def _returns(g):
     if not made:
         return None
     outs = [made[-1]] + r.sample(made[:-1], min(len(made) - 1, r.randint(0, 2)))
-    if g.style == "dict" or r.random() < 0.2:
+    as_dict = g.style == "dict" or r.random() < 0.2
+    return _return_text(outs, as_dict), outs, as_dict
+
+
+def _return_text(values, as_dict):
+    if as_dict:
         keys = ["action", "observation.state", "observation.extra", "policy.aux"]
-        items = ", ".join(f"{keys[i]!r}: {o}" for i, o in enumerate(outs))
+        items = ", ".join(f"{keys[i]!r}: {o}" for i, o in enumerate(values))
         return f"return {{{items}}}"
-    if len(outs) == 1:
-        return f"return {outs[0]}"
-    return "return " + ", ".join(outs)
+    if len(values) == 1:
+        return f"return {values[0]}"
+    return "return " + ", ".join(values)
 
 
-def generate(seed, *, untraceable_rate=0.04):
+def generate(seed, *, untraceable_rate=0.04, branch_rate=BRANCH_RATE):
     """One program, deterministic in ``seed``."""
     rnd = random.Random(seed)
     g = _Gen(seed, rnd)
@@ -776,18 +1283,37 @@ def generate(seed, *, untraceable_rate=0.04):
     _sanitise_dirty(g)
     funcs, weights = zip(*STATEMENTS, strict=True)
     target = rnd.randint(2, 7)
+    # branches on data, drawn from their own streams: a program without one is the program it was
+    brnd = random.Random(f"everyday-branch-{seed}")
+    slots = sorted(brnd.randrange(target + 1) for _ in range(brnd.choice((1, 1, 2)))) \
+        if brnd.random() < branch_rate else []
+    if slots:
+        _mirror_inputs(g)
+        brng = np.random.default_rng([seed, 17])
     made = 0
     for _ in range(target * 4):
+        while slots and slots[0] <= made:
+            slots.pop(0)
+            _with_rngs(g, brnd, brng, _branch)
         if made >= target:
             break
         if rnd.choices(funcs, weights)[0](g):
             made += 1
-    if rnd.random() < untraceable_rate:
+    for _ in slots:
+        _with_rngs(g, brnd, brng, _branch)
+    # a branch planted as a hole is the one refusal the program holds; after an early return leapp
+    # refuses a hole at the early return's `if` (the code after it does not convert), so none there
+    hole = g.refuse_line is not None or g.early is not None
+    if rnd.random() < untraceable_rate and not hole:
         _untraceable(g)
     ret = _returns(g)
     if ret is None:
         return None
-    return _render(g, ret)
+    text, outs, as_dict = ret
+    if g.early is not None:
+        g.body[g.early] = g.body[g.early].replace(_EARLY, _return_text([_default(g.scope[o]) for o in outs],
+                                                                       as_dict))
+    return _render(g, text)
 
 
 def _render(g, ret):
@@ -799,6 +1325,8 @@ def _render(g, ret):
     if g.style == "class":
         lines += ["class Preprocessor:", "    def __init__(self):"]
         lines += [f"        self.{a} = {src}" for a, src in g.stats] or ["        pass"]
+        for method in g.methods:
+            lines += [""] + ["    " + line for line in method.splitlines()]
         lines += ["", "    @leapp.compile", f"    def preprocess(self, {params}):"]
         indent = "        "
         entry = "PREP.preprocess"
@@ -824,7 +1352,7 @@ def _render(g, ret):
               if isinstance(v, np.ndarray | np.generic) and np.asarray(v).dtype.kind == "f"]
     precision = min(floats, key=lambda d: d.itemsize).name if floats else "float64"
     return Program(g.seed, "\n".join(lines) + "\n", entry, g.params, g.leaves, set(g.constructs), refuse_line,
-                   precision, refuse_first)
+                   precision, refuse_first, tuple(g.sites))
 
 
 # --- checking ---------------------------------------------------------------------------------
@@ -1043,7 +1571,9 @@ def check(seed, *, n_fresh=3, skip=(), tmpdir=None, untraceable_rate=0.04, bits=
         tmpdir = _TMP
     path = os.path.join(tmpdir, f"prog_{seed}")
     try:
-        return _check(program, path, n_fresh, constructs, bits=bits and exact_calls_only(program))
+        out = _check(program, path, n_fresh, constructs, bits=bits and exact_calls_only(program))
+        out.branch_sites = program.branch_sites if n_fresh == N_FRESH else ()  # (sides for these inputs)
+        return out
     finally:
         for suffix in (".py", "_numpy.py"):
             if os.path.exists(path + suffix):

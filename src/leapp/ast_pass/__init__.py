@@ -53,13 +53,14 @@ from .rules import ALL_RULES, RULES_BY_CODE
 
 
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
-                   include_functions=(), imports=None, module_arrays=(), convert=True, helpers=None) -> str:
+                   include_functions=(), imports=None, module_arrays=(), convert=True, helpers=None,
+                   data_lines=()) -> str:
     from .deep import run_deep
     from .rewrite import rewrite_source as _rewrite  # LibCST is imported only here
 
     return run_deep(_rewrite, source, path, scope=scope, first_line=first_line,
                     include_functions=include_functions, imports=imports, module_arrays=module_arrays,
-                    convert=convert, helpers=helpers)
+                    convert=convert, helpers=helpers, data_lines=data_lines)
 
 
 __all__ = ["ALL_RULES", "RULES_BY_CODE", "Analysis", "Diagnostic", "Edit", "Fix", "Site",

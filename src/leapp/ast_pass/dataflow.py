@@ -135,7 +135,10 @@ class Facts:
             # values the static pass cannot type; the runtime still sees them if they are arrays
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str):
                 return False
-            return self.is_array(e.value)
+            # indexed by an array, anything is one: a module table looked up by a traced index
+            # (``TABLE[idx]``, routed by the walker) is a traced array, whose helper calls are routed
+            parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            return self.is_array(e.value) or any(not isinstance(p, ast.Slice) and self.is_array(p) for p in parts)
         if isinstance(e, ast.BinOp):
             return self.is_array(e.left) or self.is_array(e.right)
         if isinstance(e, ast.UnaryOp):

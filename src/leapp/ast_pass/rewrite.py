@@ -181,10 +181,12 @@ def _drop_form_feeds(text: str) -> tuple[str, dict[int, int]]:
 
 
 def rewrite_source(source: str, path: str = "<string>", *, scope: str = "auto", first_line: int = 1,
-                   include_functions=(), imports=None, module_arrays=(), convert=True, helpers=None) -> str:
+                   include_functions=(), imports=None, module_arrays=(), convert=True, helpers=None,
+                   data_lines=()) -> str:
     text, indent = _dedent(source)
     analysis = analyze_source(text, path, scope=scope, include_functions=include_functions,
-                              imports=imports, module_arrays=module_arrays, convert=convert, helpers=helpers)
+                              imports=imports, module_arrays=module_arrays, convert=convert, helpers=helpers,
+                              data_lines={line - first_line + 1 for line in data_lines})  # (file lines)
     if any(d.code == "LP901" for d in analysis.diagnostics):
         d = next(d for d in analysis.diagnostics if d.code == "LP901")
         raise SyntaxError(f"{path}:{d.line}:{d.col}: {d.message}")

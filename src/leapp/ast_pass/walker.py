@@ -271,6 +271,13 @@ class Walker(Facts):
         for stmt in stmts:
             self.stmt(stmt)
 
+    def _test_on_data(self, test) -> bool:
+        if isinstance(test, ast.BoolOp):
+            return any(self._test_on_data(v) for v in test.values)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._test_on_data(test.operand)
+        return self.is_array(test)
+
     def _branch(self, stmts) -> State:
         saved = self.state
         self.state = saved.copy()
@@ -307,8 +314,16 @@ class Walker(Facts):
         elif isinstance(s, ast.If):
             self.test(s.test, "`if` test")
             self.expr(s.test)
+            on_data = self._test_on_data(s.test)
             a, b = self._branch(s.body), self._branch(s.orelse)
+            either = a.arrays | b.arrays
             a.meet(b)
+            if on_data:
+                # a branch on data becomes a select (or is refused): a name it assigns an array on
+                # one path is a traced array after it on every path (`if s < LO: s = LO`, LO a
+                # module constant), so a later test on it is on data too
+                a.arrays |= either & {n.id for st in s.body + s.orelse for n in ast.walk(st)
+                                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
             self.state = a
         elif isinstance(s, ast.While):
             self.test(s.test, "`while` test")

@@ -39,7 +39,7 @@ from ..errors import (
     ValidationError,
     ValidationWarning,
 )
-from ..runtime import record, state, unseen_calls
+from ..runtime import library_calls, record, state, unseen_calls
 from ..runtime.backends import check_backend
 from ..runtime.ir import _is_internal, user_location
 from ..runtime.session_graph import as_numpy_linalg_error, torch_linalg_error, validate_samples
@@ -458,6 +458,10 @@ class CompiledFunction(Generic[P, R]):
             def watch() -> AbstractContextManager[None]:
                 return nullcontext() if not self.check_n else unseen_calls.profile_off()
 
+            src = self.source
+            user = library_calls.UserTests(src.path, src.first_line, src.last_line) \
+                if src is not None and src.convert else None
+            previous = library_calls.watch_user(user)
             try:
                 library.begin(self._probe.library)
                 for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
@@ -466,6 +470,14 @@ class CompiledFunction(Generic[P, R]):
                             self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
                                 self._traceable, np_args, np_kwargs, names=names, strict=False,
                                 name=self.name, constants=constants, on_retrace=on_retrace))
+                    if user is not None and user.fresh:  # its own tests on data the static pass missed
+                        user.fresh = False
+                        self.source = src_mod.read(self.fn, convert=True,
+                                                   data_lines=frozenset(self.source.data_lines | user.lines))
+                        self._traceable = src_mod.build(self.fn, self.source, self._probe)
+                        static_errors = self._static_problems()
+                        self._probe.reset()
+                        continue
                     if self._probe.library is None or not self._probe.library.retrace():
                         break
                     self._probe.reset()
@@ -476,6 +488,8 @@ class CompiledFunction(Generic[P, R]):
             except Exception as exc:
                 self._raised_only_when_traced(exc, np_args, np_kwargs)
                 raise
+            finally:
+                library_calls.watch_user(previous)
         scalars_mod.check_inputs(self.name, traced, specialised, names)  # f(3): no input at all
         graph = Graph(self._key(args, kwargs), traced, call=samples.isolated((np_args, np_kwargs)),
                       specialised=specialised)

@@ -45,6 +45,9 @@ class Source:
     rewritten: str = ""
     routed: set = field(default_factory=set)  # site strings the rebuilt function sends to the probe
     convert: bool = True  # branches on data converted (leapp.compile(convert_control_flow=...))
+    # file lines whose test the trace saw on traced data where the static pass could not type it
+    # (``obs["state"].mean() > 0``: a dict's values): planned as branches on data (runtime/library_calls.py)
+    data_lines: frozenset = frozenset()
 
     @property
     def branches(self):
@@ -87,7 +90,7 @@ def _keep_interrupts(step):
 
 
 @_keep_interrupts
-def read(fn, convert: bool = True) -> Source:
+def read(fn, convert: bool = True, data_lines=frozenset()) -> Source:
     """Lint ``fn``'s source as traced code. Raises NoSourceError with the reason."""
     if not isinstance(fn, types.FunctionType):
         raise NoSourceError(f"{fn!r} is not a Python function (a builtin, or already wrapped)")
@@ -106,9 +109,9 @@ def read(fn, convert: bool = True) -> Source:
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
                                        module_arrays=arrays, convert=convert,
                                        module_state=module_state_of(fn.__globals__),
-                                       helpers=file_helpers(path, imports, fn.__globals__))
+                                       helpers=file_helpers(path, imports, fn.__globals__), data_lines=data_lines)
     last = first + len(text.splitlines()) - 1
-    return Source(path, first, last, text, imports, analysis, arrays, convert=convert)
+    return Source(path, first, last, text, imports, analysis, arrays, convert=convert, data_lines=data_lines)
 
 
 def file_helpers(path: str, imports: dict, namespace: dict):
@@ -185,7 +188,8 @@ def build(fn, src: Source, probe) -> types.FunctionType:
     """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
     src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,
                                             imports=src.imports, module_arrays=src.module_arrays,
-                                            convert=src.convert, helpers=file_helpers(src.path, src.imports, fn.__globals__))
+                                            convert=src.convert, helpers=file_helpers(src.path, src.imports, fn.__globals__),
+                                            data_lines=src.data_lines)
     src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
                   if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}
     tree = parse(src.rewritten)

@@ -24,6 +24,7 @@ import threading
 
 class _PerThread(threading.local):
     active = None  # the compiler's conversions object while its call into library code runs
+    user = None  # while a compiled function traces: its own tests seen on traced data (UserTests)
 
 
 _local = _PerThread()
@@ -50,6 +51,44 @@ def substitute(fn):
     if conversions is None:
         return fn
     return conversions.substitute(fn)
+
+
+class UserTests:
+    """The compiled function's own tests on traced data that its static pass could not type
+    (``if obs["observation.state"].mean() > 0:``: a dict's values, a closure's result): ``bool()``
+    of a traced array on a line of its source notes that line, and the compiler converts the source
+    again with those lines planned as branches on data (``analyze_source(data_lines=...)``), as it
+    does for library code, then traces again."""
+
+    def __init__(self, path: str, first: int, last: int):
+        self.path, self.first, self.last = path, first, last
+        self.lines: set = set()
+        self.fresh = False
+
+    def on_branch(self, arr, frame) -> None:
+        from . import constness, state
+
+        line = frame.f_lineno
+        if frame.f_code.co_filename != self.path or not self.first <= line <= self.last or line in self.lines:
+            return
+        trace = state.current()
+        if trace is None or not constness.value_depends_on_inputs(trace, arr):
+            return
+        self.lines.add(line)
+        self.fresh = True
+
+
+def watch_user(tests):
+    """Make ``tests`` (a UserTests, or None) the one noting in this thread; returns the previous one."""
+    previous = _local.user
+    _local.user = tests
+    return previous
+
+
+def user_branch(arr, frame) -> None:
+    tests = _local.user
+    if tests is not None:
+        tests.on_branch(arr, frame)
 
 
 def branch(arr, frame, advice: str) -> str:

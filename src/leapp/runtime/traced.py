@@ -439,6 +439,10 @@ class TracedNpArray(np.ndarray):
         if library_calls._local.active is not None:  # library code: converted and traced again
             advice = library_calls.branch(self, sys._getframe(1), advice)
         _escape(self, "bool() of a traced array (an if/while/assert test, `and`/`or`/`not`)", advice)
+        if library_calls._local.user is not None and library_calls._local.active is None:
+            # the function's own test (not a scalar argument's, which _escape traces as a constant):
+            # converted and traced again
+            library_calls.user_branch(self, sys._getframe(1))
         return bool(_plain_view(self, _ndarray))
 
     def __float__(self):

@@ -44,6 +44,7 @@ array_equal any all count_nonzero median percentile quantile average interp poly
 linalg.norm linalg.det linalg.slogdet linalg.eigh linalg.eig linalg.eigvalsh linalg.eigvals linalg.svd
 linalg.qr linalg.inv linalg.pinv linalg.solve linalg.cholesky linalg.lstsq linalg.matrix_power
 linalg.multi_dot linalg.cross linalg.outer linalg.vector_norm linalg.matrix_norm linalg.matrix_rank
+digitize searchsorted take take_along_axis bincount isin argwhere flatnonzero lexsort
 """.split())
 # ndarray methods whose result is new (no view of the receiver).
 _NEW_METHODS = frozenset("""
