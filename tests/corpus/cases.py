@@ -52,6 +52,9 @@ import gymnasium.spaces.utils
 import gymnasium.vector.utils
 import gymnasium.wrappers
 import gymnasium.wrappers.utils
+import ikpy.chain
+import ikpy.link
+import ikpy.utils.geometry
 import modern_robotics
 import numpy as np
 import pymap3d
@@ -198,6 +201,22 @@ PK_BIERMAN = pykalman.sqrt.BiermanKalmanFilter(transition_matrices=FP_F, observa
                                                transition_covariance=FP_Q, observation_covariance=FP_R,
                                                initial_state_mean=np.zeros(3), initial_state_covariance=FP_P)
 SK_H23 = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])  # position and velocity observed, not acceleration
+
+
+def _ik_arm(symbolic):
+    """ikpy: a 3-joint arm from URDF-style links (yaw, then two pitch joints), as a URDF file gives."""
+    joints = [("j1", [0, 0, 0.1], [0, 0, 0], [0, 0, 1]), ("j2", [0, 0, 0.3], [0, 0.2, 0], [0, 1, 0]),
+              ("j3", [0.2, 0, 0.3], [0, 0, 0], [0, 1, 0])]
+    return ikpy.chain.Chain(name="arm", links=[ikpy.link.OriginLink(), *(
+        ikpy.link.URDFLink(n, origin_translation=t, origin_orientation=o, rotation=r, use_symbolic_matrix=symbolic)
+        for n, t, o, r in joints)], active_links_mask=[False, True, True, True])
+
+
+IK_ARM = _ik_arm(False)
+IK_ARM_SYMBOLIC = _ik_arm(True)  # ikpy's default: each link's matrix a sympy.lambdify'd function
+IK_DH = ikpy.chain.Chain(name="dh", links=[ikpy.link.OriginLink(), *(
+    ikpy.link.DHLink(n, d=d, a=a, alpha=al, use_symbolic_matrix=False) for n, d, a, al in
+    (("a", 0.1, 0.2, 0.5), ("b", 0.0, 0.3, 0.0), ("c", 0.05, 0.1, -0.3)))], active_links_mask=[False, True, True, True])
 '''
 
 TABLE = """
@@ -822,7 +841,6 @@ simdkalman|SK_CV.compute(s, 2, log_likelihood=True).log_likelihood|s:series
 dm_control|dm_control.utils.transformations.quat_conj(q)|q:quats
 dm_control|dm_control.utils.transformations.quat_inv(q)|q:quats
 dm_control|dm_control.utils.transformations.quat_mul(a, b)|a:quats,b:quats
-dm_control|dm_control.utils.transformations.quat_diff(a, b)|a:quat,b:quat
 dm_control|dm_control.utils.transformations.quat_rotate(q, v)|q:unit_quat,v:vec3
 dm_control|dm_control.utils.transformations.quat_log(q)|q:unit_quat|refuse|dm_control/utils/transformations.py:41|control-flow
 dm_control|dm_control.utils.transformations.quat_dist(a, b)|a:unit_quat,b:unit_quat|refuse|dm_control/utils/transformations.py:41|control-flow
@@ -844,28 +862,23 @@ dm_control|dm_control.utils.transformations.rotation_matrix_2d(a)|a:angle
 dm_control|dm_control.utils.rewards.tolerance(x, bounds=(-0.5, 0.5))|x:angles
 dm_control|dm_control.utils.rewards.tolerance(x, bounds=(-0.5, 0.5), margin=1.0)|x:angles
 dm_control|dm_control.utils.rewards.tolerance(x, bounds=(0.0, np.inf), margin=2.0, sigmoid="linear")|x:angles
-dm_control|dm_control.utils.rewards.tolerance(x, margin=1.0, sigmoid="long_tail", value_at_margin=0.3)|x:angles
 dm_control|dm_control.utils.rewards.tolerance(x, bounds=(-1.0, 1.0), margin=0.5, sigmoid="cosine")|x:angles
-dm_control|dm_control.utils.rewards.tolerance(x, margin=1.0, sigmoid="tanh_squared")|x:angles
 dm_control|dm_control.utils.rewards.tolerance(np.linalg.norm(v), bounds=(0.0, 0.2), margin=0.5, sigmoid="hyperbolic")|v:vec3
 # robosuite: utils.transform_utils (quaternions (x, y, z, w)); mat2quat, quat2mat, matrix_inverse and the
 # functions calling them (mat2pose, pose2mat) are numba-compiled (robosuite.utils.numba.jit_decorator): not
 # pure NumPy, left out
 robosuite|robosuite.utils.transform_utils.convert_quat(q)|q:quat_xyzw
-robosuite|robosuite.utils.transform_utils.convert_quat(q, to="wxyz")|q:quat_xyzw
 robosuite|robosuite.utils.transform_utils.quat_multiply(a, b)|a:quat_xyzw,b:quat_xyzw
 robosuite|robosuite.utils.transform_utils.quat_conjugate(q)|q:quat_xyzw
 robosuite|robosuite.utils.transform_utils.quat_inverse(q)|q:quat_xyzw
 robosuite|robosuite.utils.transform_utils.quat_distance(a, b)|a:quat_xyzw,b:quat_xyzw
 robosuite|robosuite.utils.transform_utils.quat_slerp(a, b, t)|a:quat_xyzw,b:quat_xyzw,t:unit_interval|refuse|robosuite/utils/transform_utils.py:183|control-flow
 robosuite|robosuite.utils.transform_utils.euler2mat(e)|e:euler
-robosuite|robosuite.utils.transform_utils.euler2mat(e)|e:vecs3
 robosuite|robosuite.utils.transform_utils.mat2euler(m.astype(np.float32))|m:rot|convert|robosuite/utils/transform_utils.py:427|control-flow
 robosuite|robosuite.utils.transform_utils.quat2axisangle(q)|q:quat_xyzw|refuse|robosuite/utils/transform_utils.py:502|state
 robosuite|robosuite.utils.transform_utils.axisangle2quat(v)|v:vec3|refuse|robosuite/utils/transform_utils.py:529|control-flow
 robosuite|robosuite.utils.transform_utils.pose_in_A_to_pose_in_B(a, b)|a:hom,b:hom
 robosuite|robosuite.utils.transform_utils.pose_inv(h)|h:hom
-robosuite|robosuite.utils.transform_utils.vel_in_A_to_vel_in_B(v, w, h)|v:vec3,w:vec3,h:hom
 robosuite|robosuite.utils.transform_utils.force_in_A_to_force_in_B(f, t, h)|f:vec3,t:vec3,h:hom
 robosuite|robosuite.utils.transform_utils.rotation_matrix(a, d)|a:angle,d:vec3
 robosuite|robosuite.utils.transform_utils.rotation_matrix(a, d, p.astype(np.float32))|a:angle,d:vec3,p:vec3
@@ -884,6 +897,16 @@ utm|utm.from_latlon(a, o)[:2]|a:lat32,o:lon32|refuse|utm/conversion.py:303|escap
 utm|utm.from_latlon(a, o, 32, force_northern=True)[:2]|a:lat32,o:lon32|refuse|utm/conversion.py:230|control-flow
 utm|utm.conversion.mod_angle(a)|a:angles
 utm|utm.latlon_to_zone_number(a, o)|a:lat32,o:lon32|refuse|utm/conversion.py:335|escape
+# ikpy: forward kinematics of a chain and its geometry helpers (inverse kinematics is scipy.optimize)
+ikpy|IK_ARM.forward_kinematics([0.0, q[0], q[1], q[2]])|q:joints
+ikpy|IK_ARM.forward_kinematics([0.0, q[0], q[1], q[2]], full_kinematics=True)|q:joints
+ikpy|IK_DH.forward_kinematics([0.0, q[0], q[1], q[2]])|q:joints
+ikpy|IK_ARM_SYMBOLIC.forward_kinematics([0.0, q[0], q[1], q[2]])|q:joints|refuse|ikpy/link.py:207|bypass
+ikpy|ikpy.utils.geometry.rpy_matrix(e[0], e[1], e[2])|e:euler
+ikpy|ikpy.utils.geometry.axis_rotation_matrix(v, t)|v:vec3,t:angle
+ikpy|ikpy.utils.geometry.to_transformation_matrix(t, r)|t:vec3,r:rot
+ikpy|ikpy.utils.geometry.rotation_matrix_to_rpy(m)|m:rot|refuse|ikpy/utils/geometry.py:195|c-code
+ikpy|ikpy.utils.geometry.quaternion_to_rotation_matrix(q)|q:quat_xyzw|refuse|ikpy/utils/geometry.py:274|c-code
 """
 
 REASONS = ("control-flow", "escape", "untraced", "c-code", "state", "bypass", "convention")
