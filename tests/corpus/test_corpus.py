@@ -38,11 +38,6 @@ KNOWN_GAPS: dict[str, str] = {
                             "0-d values converts it in C, where no hook sees it (docs/limitations.md: not "
                             "covered for ufuncs); refused at vector.py:138 (float() of a traced array) "
                             "and by the seed API's validation",
-    **{case: "robosuite's unit_vector: `data /= math.sqrt(np.dot(data, data))` on float32 data; math's "
-             "result is a Python float, which NumPy converts to float32 (weak), while leapp's traced "
-             "math result is a float64 0-d array (strong): refused at transform_utils.py:845 "
-             "(math_calls.check_weak_uses) where a graph exists"
-       for case in ("robosuite__unit_vector", "robosuite__rotation_matrix", "robosuite__rotation_matrix_2")},
 }
 _STILL_REFUSED = (runner.REFUSED, runner.NOLINE, runner.WRONG_WARNED, runner.WARNED, runner.NA)
 
