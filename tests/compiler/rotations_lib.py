@@ -40,5 +40,25 @@ def scaled(x32, angle):
     return x32 * math.cos(angle)  # NumPy keeps float32 here: math.cos returns a Python float
 
 
+def unit_vector32(v):  # robosuite's transform_utils.unit_vector: a float32 copy divided in place
+    data = np.array(v, dtype=np.float32, copy=True)
+    data /= math.sqrt(np.dot(data, data))  # a float32 dot, then a Python float: NumPy divides in float32
+    return data
+
+
+def rotation32(angle, direction):  # robosuite's transform_utils.rotation_matrix, around the origin
+    sina = math.sin(angle)
+    cosa = math.cos(angle)
+    direction = unit_vector32(direction[:3])
+    r = np.array(((cosa, 0.0, 0.0), (0.0, cosa, 0.0), (0.0, 0.0, cosa)), dtype=np.float32)
+    r += np.outer(direction, direction) * (1.0 - cosa)  # float32 * a Python float: float32
+    direction *= sina
+    r += np.array(((0.0, -direction[2], direction[1]), (direction[2], 0.0, -direction[0]),
+                   (-direction[1], direction[0], 0.0)), dtype=np.float32)
+    m = np.identity(4)
+    m[:3, :3] = r
+    return m
+
+
 def normalise_by_first(x):
     return x / float(x[0])  # an escape inside a library: named after the user's call

@@ -140,6 +140,31 @@ def returning_arm_then_update(x):
     return q
 
 
+def every_path_of_an_arm_returns(x):
+    # dm_control's _rmat_to_euler_xyx: the `if` arm returns on every path through an inner
+    # `if`/`else`, so the function never falls off its end (was refused: "can fall off its end")
+    if x[0] < 1.0:
+        if x[0] > -1.0:
+            return np.arccos(x[0]) * x
+        else:
+            return x * 3
+    else:
+        return x * 4
+
+
+def an_early_arm_ends_in_a_chain_that_returns(x):
+    m = x.mean()
+    if m > 1:
+        y = x * 2
+        if y[1] > 3:
+            return y
+        elif y[1] > 0:
+            return -y
+        else:
+            return y + 1
+    return x - 1
+
+
 SMALL = [np.array([0.0, 0.0, 0.0]), np.array([1.0, 2.0, 2.0]), np.array([30.0, 40.0, 0.0]),
          np.array([-1.0, 0.5, 0.0])]
 CASES = [
@@ -154,6 +179,8 @@ CASES = [
     (returning_arms_between, [np.full(3, v) for v in (3.0, 1.5, 0.5, -1.0, np.nan)]),
     (returning_arm_no_else, [np.full(3, v) for v in (3.0, 1.5, 0.5, -1.0, np.nan)]),
     (returning_arm_then_update, [np.array([v, 5.0, 6.0]) for v in (3.0, 1.5, 0.5, np.nan)]),
+    (every_path_of_an_arm_returns, [np.array([v, 2.0, -1.0]) for v in (0.5, -0.5, -1.0, -3.0, 1.0, 3.0, np.nan)]),
+    (an_early_arm_ends_in_a_chain_that_returns, [np.array([1.0, v, 2.5]) for v in (2.0, 0.5, -0.5, -9.0)]),
 ]
 
 

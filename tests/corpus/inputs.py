@@ -145,6 +145,17 @@ def _signal(n):
     }
 
 
+def _quat_xyzw():
+    """A unit quaternion stored (x, y, z, w), robosuite's order: identity is (0, 0, 0, 1)."""
+    fresh, edges = _quat()
+    return fresh, {
+        "identity": lambda rng: np.array([0.0, 0, 0, 1.0]),
+        "pi": lambda rng: np.array([1.0, 0, 0, 0]),
+        "negative_w": lambda rng: _unit(np.array([0.3, -0.2, 0.1, -0.9])),
+        "nan": lambda rng: _with(fresh(rng), 0, np.nan),
+    }
+
+
 KINDS = {
     "vec3": _generic((3,)),
     "small3": _generic((3,), 0.3),
@@ -186,6 +197,13 @@ KINDS = {
     "degs3": _degrees((3,)),
     "series": _generic((8,)),  # a scalar sensor over 8 steps (a Kalman filter's measurements)
     "series2": _generic((2, 8)),  # two such sensors
+    "quat_xyzw": _quat_xyzw(),
+    # utm: UTM coordinates inside zone 32 (easting in [100 km, 1000 km), northing in [0, 10000 km]) and
+    # latitudes/longitudes inside it (a batch of points in one zone, as utm asks of an array)
+    "easting": _positive((4,), 200000.0, 800000.0),
+    "northing": _positive((4,), 4000000.0, 7000000.0),
+    "lat32": _positive((4,), 40.0, 55.0),
+    "lon32": _positive((4,), 6.5, 11.5),
 }
 
 

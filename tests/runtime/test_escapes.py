@@ -68,9 +68,8 @@ def test_escaped_value_flowing_into_the_graph_names_the_call():
         (lambda x: x * int(x.argmax()), "int()"),
         (lambda x: x * x.sum().item(), ".item()"),
         (lambda x: x * x.tolist()[0][0], ".tolist()"),
-        # math.sqrt is traced (as np.sqrt on float64), but NumPy keeps float32 * a Python float in
-        # float32 while the traced float64 value would not: refused where they meet
-        (lambda x: x * math.sqrt(x.sum()), "meets float32 data"),
+        # math.sqrt is traced (as np.sqrt on float64) and is a Python float, weak as in NumPy:
+        # float32 * it stays float32 and is no escape (test_math_and_concatenators); float() of it is
         (lambda x: x * float(math.sqrt(x.sum())), "float()"),
         (lambda x: x if x.mean() > 0 else -x, "bool()"),
         (lambda x: x[: x.argmax()], "Python integer"),

@@ -15,9 +15,13 @@ Two things differ from ``math`` and are handled:
   the traced values, so the trace raises the same error (a graph given other
   inputs computes NaN, as NumPy does);
 - typing: ``math`` returns a Python float, which NumPy treats as *weak*
-  (``x32 * math.cos(a)`` stays float32); the traced value is a float64 0-d
-  array, which is strong. ``check_weak_uses`` finds every recorded op where
-  that changes the result's dtype and refuses it at its line.
+  (``x32 * math.cos(a)`` converts it to float32 and stays float32). The traced
+  result is weak too: a ``leapp.weak`` node over the float64 op, whose plain
+  value is the Python float itself, so NumPy's calls and the recorded ones
+  convert it as NumPy does (``scalar_args``, as for a Python-number argument);
+  a use whose NumPy answer no cast reproduces is refused at its line
+  (``scalar_args._refuse_from_arrays``). ``check_weak_uses`` still refuses any
+  op where a strong float64 math value met float32/float16 data.
 """
 
 from __future__ import annotations
@@ -86,6 +90,8 @@ def call(name, original, args, kwargs):
         if weak is not None:
             return weak
         trace.math_results[record.node_of(result).index] = f"{name} at {where.chain(loc, where.library_line(loc))}"
+        if type(value) is float:  # a Python float: weak, as NumPy treats it (scalar_args)
+            return scalar_args._new_weak(trace, record.node_of(result), value)
     return result
 
 
@@ -143,6 +149,8 @@ def _weak_node(trace, node, depth=0):
     made = trace.math_results.get(node.index)
     if made is not None or depth > 32:
         return made
+    if node.op == scalar_args.WEAK:  # the Python float a math call returned (or arithmetic on it)
+        return _weak_node(trace, node.args[0], depth + 1)
     if node.op not in _WEAK_ARITHMETIC or node.shape != ():
         return None
     if any(isinstance(a, (np.generic, np.ndarray)) for a in (*node.args, *(node.kwargs or {}).values())):

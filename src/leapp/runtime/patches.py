@@ -44,6 +44,7 @@ from . import (
     foreign_probe,
     library_args,
     math_calls,
+    numba_guard,
     record,
     scalar_args,
     state,
@@ -307,6 +308,8 @@ def _settle():
         _swaps.clear()
         _swaps.extend(_swaps_now())
     dispatch.set_handler(_dispatch_handler if wanted else None)
+    if wanted:
+        numba_guard.register(TracedNpArray)  # numba given a traced array: refused before it compiles
 
 
 # The swaps _settle_each made last, per module: (its __dict__, a reader of its slots, the originals, the

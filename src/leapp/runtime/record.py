@@ -51,11 +51,17 @@ def plain(x):
     if isinstance(x, (list, tuple)) and x and _contains_traced(x):
         # an element NumPy holds as a NumPy scalar goes in as one: np.array([x[0], ...], dtype=int)
         # converts a scalar by Python's int() (NaN and inf raise) but casts a 0-d array
-        seq = [plain(v)[()] if getattr(v, "_lp_scalar", False) else plain(v) for v in x]
+        seq = [_element(v) for v in x]
         return seq if isinstance(x, list) else type(x)(seq) if type(x) is tuple else tuple(seq)
     if _TracedTensor is not None and isinstance(x, _TracedTensor):
         return x._lp_numpy()
     return x
+
+
+def _element(v):
+    p = plain(v)
+    # a weak value's plain twin is the Python number itself (scalar_args), which goes in as it is
+    return p[()] if getattr(v, "_lp_scalar", False) and isinstance(p, np.ndarray) else p
 
 
 def _contains_traced(seq) -> bool:
@@ -350,7 +356,9 @@ def record_call(name, eager, args, kwargs, loc, view_base=None):
         eager = argcheck.prepare(name, eager, args, kwargs, loc)
         if entry.kind == "inplace":
             return _record_inplace(trace, name, eager, args, kwargs, loc)
-    if getattr(trace, "scalar_ports", None) and scalar_args.has_weak(args, kwargs):
+    # weak operands: Python-number arguments (scalar_ports) and math results (math_results)
+    if (getattr(trace, "scalar_ports", None) or getattr(trace, "math_results", None)) and \
+            scalar_args.has_weak(args, kwargs):
         if not isinstance(entry, table.Entry):
             scalar_args.check_untraced(trace, name, args, kwargs, loc)
         return scalar_args.record_weak_call(trace, name, entry, eager, args, kwargs, loc)

@@ -169,9 +169,29 @@ def _specialise_weak(trace, values, construct, loc):
     for v in values:
         if isinstance(v, record._TracedNpArray):
             ports |= ports_of(trace, v) or set()
-    if not ports:  # cannot happen for a weak value (made from scalar inputs only): be safe, refuse
-        raise TypeError(f"leapp: {construct} of a Python-number argument cannot be traced")
+    if not ports:  # a math result computed from array data (math_calls): no argument to specialise
+        _refuse_from_arrays(trace, values, construct, loc)
     raise Specialise(ports, construct, loc)
+
+
+def _from_arrays(trace, values) -> bool:
+    """Whether some weak value is a ``math`` result computed from array data (no scalar argument to
+    specialise): NumPy's answer is checked against the strongly typed call instead (_weak_function)."""
+    return any(is_weak(v) and not ports_of(trace, v) for v in values)
+
+
+def _refuse_from_arrays(trace, values, construct, loc):
+    """A Python float that ``math`` computed from array data, used where NumPy's weak typing gives
+    another value than the float64 0-d array the graph holds: an escape, refused at its line."""
+    from ..errors import EscapeError, EscapeWarning
+    from . import math_calls
+
+    made = next((m for m in (math_calls.weak(v) for v in values) if m), "a math function")
+    message = (f"{construct} at {record.format_loc(loc)}: its operand is the Python float {made} returned, "
+               f"which NumPy treats otherwise than the float64 0-d array the graph holds; use the NumPy "
+               f"function (np.sin, np.sqrt, ...) to keep a NumPy value there")
+    record.report(trace, "escape", "math.* result (a weak Python float)", loc, message, EscapeError, EscapeWarning)
+    raise EscapeError(message)  # not strict: warned; there is no value to go on with
 
 
 # --- operators on weak values: Python's arithmetic ----------------------------------
@@ -407,7 +427,7 @@ def _weak_function(trace, name, entry, eager, args, kwargs, loc):
     fill = _fill_value(eager, args, kwargs)
     if fill is not None and is_weak(fill):  # np.full(3, t): the fill is a value, not a size
         relevant = (relevant or set()) | {id(fill)}
-    if relevant is None or any(id(w) not in relevant for w in weak):
+    if (relevant is None or any(id(w) not in relevant for w in weak)) and not _from_arrays(trace, weak):
         _specialise_weak(trace, weak, f"{name} with a Python-number argument it does not take as an array",
                          loc)
     result = eager(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))

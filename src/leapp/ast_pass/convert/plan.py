@@ -546,7 +546,10 @@ def _plan_if(node, ctx):
         if i:  # an elif test runs on inputs Python would not have tested
             _Checker(ctx, "the `elif` test").expr(test)
         _BoolTest(ctx).check(test)
-    returning = [_ends_in_return(b) for b in bodies]
+    # an arm returns when every path through it does: its last statement is a `return`, or an
+    # `if`/`else` whose arms all return (dm_control's `if a: (if b: return p else: return q) else:
+    # return r`), which the plan below holds as a returning arm like any other
+    returning = [bool(b) and _returns_at_end(b) for b in bodies]
     # an arm that raises exits too: planned with the others, and refused for raising (its own reason)
     exits = [r or (bool(b) and isinstance(b[-1], ast.Raise)) for r, b in zip(returning, bodies, strict=True)]
     if any(returning):
