@@ -210,14 +210,7 @@ class _Checker:
             self.target(s.target, s)
             self.loop_body(s, s.body, "none" if returns != "any" else "any", loops)
         elif t is ast.With and _plain_context(s, self.ctx) is None:  # np.errstate(...="ignore") and such
-            for item in s.items:
-                call = item.context_expr
-                assert isinstance(call, ast.Call)
-                for a in [*call.args, *(k.value for k in call.keywords)]:
-                    self.expr(a)
-                if item.optional_vars is not None:
-                    self.target(item.optional_vars, s)
-                    self.bind([item.optional_vars], None)
+            self.with_items(s, bind=True)
             self.block(s.body, returns=returns, loops=loops)
         elif t in (ast.Break, ast.Continue):
             if not loops:
@@ -234,6 +227,19 @@ class _Checker:
             self.refuse(s, "asserts on data")
         else:
             self.refuse(s, f"has a `{t.__name__}` statement")
+
+    def with_items(self, s, *, bind: bool) -> None:
+        """The arguments of a plain context manager's calls (``np.errstate(all="ignore")``) and the
+        names its ``as`` binds."""
+        for item in s.items:
+            call = item.context_expr
+            assert isinstance(call, ast.Call)
+            for a in [*call.args, *(k.value for k in call.keywords)]:
+                self.expr(a)
+            if item.optional_vars is not None:
+                self.target(item.optional_vars, s)
+                if bind:
+                    self.bind([item.optional_vars], None)
 
     def loop_body(self, loop, body, returns, loops) -> None:
         """A loop's body, checked from the state a later iteration may start in: every name the loop
@@ -1144,13 +1150,7 @@ def _held_after(after, stmts, chain, loops) -> None:
             _held_after(after, s.body, chain, loops + 1)
             after.fresh -= stored
         elif s in chain and isinstance(s, ast.With):
-            for item in s.items:  # a plain context manager (_holder): its arguments are plain too
-                call = item.context_expr
-                assert isinstance(call, ast.Call)
-                for a in [*call.args, *(k.value for k in call.keywords)]:
-                    after.expr(a)
-                if item.optional_vars is not None:
-                    after.target(item.optional_vars, s)
+            after.with_items(s, bind=False)  # a plain context manager (_holder): its arguments are plain too
             _held_after(after, s.body, chain, loops)
         elif _nested_early(s, None):  # this early return, or another one: its value is held
             after.expr(s.test)
