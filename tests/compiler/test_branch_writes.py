@@ -53,6 +53,26 @@ def fresh_after_a_rebinding(x):
     return z + y
 
 
+def computed_from_then_source_updated(x):
+    t0 = np.tanh(x)
+    w = x * 1
+    if x[0] >= 0:
+        if x[1] > 0:  # on some of the arm's paths: `w` may still be the array from before the `if`
+            w = np.where(x > 0, x, t0)  # a new array computed from t0's values, not t0's array
+    else:
+        w = t0 * 2
+    t0[-1] = t0[0] * 0.5  # (seed 7000071: refused, the arm's binding "read" t0)
+    return w + t0
+
+
+def copied_in_an_ifexp_then_source_updated(x):
+    t0 = np.tanh(x)
+    w = t0.copy() if x[0] >= 0 else x * 2
+    t0 = t0 if x[1] > 0 else -t0  # the array t0 held, which nothing else holds, or a new one
+    t0 += 1.0
+    return w + t0
+
+
 def copied_param(q):
     q = q.copy()
     if q[0] > 0:
@@ -240,7 +260,8 @@ def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(
 
 
 @pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after, fresh_after_a_rebinding,
-                                rebound_on_some_paths_then_updated])
+                                rebound_on_some_paths_then_updated, computed_from_then_source_updated,
+                                copied_in_an_ifexp_then_source_updated])
 def test_an_update_after_the_if_of_an_array_the_function_owns_converts(fn):
     # the select hands on a new array; an update after the `if` is exact when no one else holds
     # what the branches bound (the refusals below are the other case)
@@ -447,6 +468,20 @@ def view_source_updated_after(x):
     return w + 0
 
 
+def ifexp_source_updated_after(x):
+    t0 = np.tanh(x)
+    w = t0 if x[0] >= 0 else x * 2  # NumPy: w is t0 on one side, so the update below changes w
+    t0 += 1.0
+    return w + 0
+
+
+def ifexp_alias_updated_after(x):
+    t0 = np.tanh(x)
+    w = t0[1:] if x[0] >= 0 else x[1:] * 2
+    w[0] = 5.0  # NumPy: changes t0[1] on one side
+    return t0 + 0
+
+
 def param_updated_after(q):
     if q[0] < 0:
         q = -q
@@ -486,6 +521,10 @@ def _line(fn, k):
                                      f"the `if` (line {_line(f, 5)})"),
     (view_source_updated_after, lambda f: f"the `if` branch binds `w` to `t0`'s array, which is updated in place "
                                           f"after the `if` (line {_line(f, 7)})"),
+    (ifexp_source_updated_after, lambda f: f"it binds `w` to `t0`'s array, which is updated in place after it "
+                                           f"(line {_line(f, 3)})"),
+    (ifexp_alias_updated_after, lambda f: f"`w` is updated in place after it (line {_line(f, 3)}) and it binds `w` "
+                                          "to `t0`'s array"),
     (param_updated_after, lambda f: "the input that takes no branch keeps the array from before the `if`, and "
                                     "`q` is a parameter"),
     (astype_no_copy, lambda f: f"`t` is bound to x.astype(...) at line {_line(f, 1)}, which leapp cannot show is "

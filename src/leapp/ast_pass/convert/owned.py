@@ -305,6 +305,14 @@ def flows(facts, fn, ctx) -> _Flows:
     return got
 
 
+def shares(e, ctx) -> set[str]:
+    """Names whose array the value of the expression ``e`` may be or share memory with (``t0``,
+    ``t0[1:]``, ``t0.reshape(-1)``, ``a if c else t0``; not ``t0 * 2`` nor ``np.where(c, t0, y)``)."""
+    probe = _Flows.__new__(_Flows)
+    probe.ctx, probe.stmt, probe.escapes = ctx, e, []
+    return probe.sources(e)[0]
+
+
 def _within(stmt, node) -> bool:
     """``stmt`` is one of the statements inside the ``if`` ``node`` (its branches, not its test)."""
     return stmt is not node and (node.lineno, node.col_offset) <= (stmt.lineno, stmt.col_offset) <= (

@@ -786,10 +786,11 @@ def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_
         for name in outputs:
             if name in fresh or name not in _stored(body):
                 continue
-            sources = {n.id for st in ast.walk(ast.Module(body=list(body), type_ignores=[]))
+            # the arrays a binding of `name` may share (`t0`, `t0[1:]`), not those it computes from
+            sources = {n for st in ast.walk(ast.Module(body=list(body), type_ignores=[]))
                        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
                                                              for t in st.targets)
-                       for n in ast.walk(st.value) if isinstance(n, ast.Name) and n.id != name}
+                       for n in owned.shares(st.value, ctx) if n != name}
             for source in sorted(sources):
                 line = _updated_after(fn, node, source, facts.parents)
                 if line is not None:
@@ -1157,6 +1158,47 @@ def plan_ifexp(node: ast.IfExp, ctx, ordinal: int) -> Branch:
         _BoolTest(ctx).check(node.test)
         _Checker(ctx, "the value before `if`", guarded=True).expr(node.body)
         _Checker(ctx, "the value after `else`", guarded=True).expr(node.orelse)
+        if ctx.functions:
+            _check_ifexp_updated_after(node, ctx)
     except _Refused as exc:
         return Branch("ifexp", line, col, local, "refused", str(exc))
     return Branch("ifexp", line, col, local, "select")
+
+
+def _check_ifexp_updated_after(node: ast.IfExp, ctx) -> None:
+    """``w = t0 if c else y * 2`` makes ``w`` ``t0``'s array in NumPy (or a view of it: ``t0[1:]``),
+    so an update in place of ``t0`` or of ``w`` after the statement reaches the other one; the
+    select hands on a new array, which it does not reach (as _check_aliases_updated_after for an
+    `if`'s arm)."""
+    fn = ctx.functions[-1]
+    facts = _facts(fn)
+    stmt = _statement_of(node, facts.parents)
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return
+    arms = owned.shares(node.body, ctx) | owned.shares(node.orelse, ctx)
+    held = arms & owned.shares(stmt.value, ctx)  # the value the statement binds may be an arm's array
+    if not held:
+        return
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    for name in names:
+        for source in sorted(held - {name}):
+            line = _updated_after(fn, stmt, source, facts.parents)
+            if line is not None:
+                raise _Refused(
+                    f"it binds `{name}` to `{source}`'s array, which is updated in place after it (line "
+                    f"{line + ctx.positions.line_offset}): in NumPy `{name}` sees that update, but a select hands "
+                    f"on a new array, which it does not reach (write `{source}.copy()` in the conditional "
+                    f"expression, or update `{source}` with `{source} = {source} + ...`)")
+        line = _updated_after(fn, stmt, name, facts.parents)
+        if line is None:
+            continue
+        others = sorted(held - {name})
+        # `q = q if c else -q`: the array `q` held before, if nothing else holds it (convert.owned)
+        why = (f"it binds `{name}` to `{others[0]}`'s array" if others else
+               owned.refusal(name, stmt, [], facts, fn, ctx))
+        if why is not None:
+            raise _Refused(
+                f"`{name}` is updated in place after it (line {line + ctx.positions.line_offset}) and {why}: a "
+                f"select hands on a new array, so NumPy's update of the array `{name}` was bound to would be "
+                f"lost (write `.copy()` in the conditional expression, or update it with `{name} = {name} + ...`)")
