@@ -212,22 +212,37 @@ def clip_in_a_loop(x, y):
             y = np.clip(x, -1, 1)
             x = np.where(x > 0, x, y)
         k = k + 1
+    return x * 2 + y
+
+
+def clip_temporary_in_a_loop(x, y):
+    k = np.zeros((), x.dtype)
+    while x.max() >= 1 and k < 2:  # leapp: max-iterations=3
+        x = x + 0.25
+        if -1 < x.mean() < 1:
+            d = np.clip(x, -1, 1)  # a temporary of the arm: no later read sees what it held before
+            x = np.where(x > 0, x, d)
+        k = k + 1
     return x * 2
 
 
-def test_a_name_an_inner_converted_if_may_leave_as_it_was_is_carried():
-    # `y` is assigned only under the inner `if` and read after its assignment there; the inner
-    # select reads its old value, so the loop's function must be given it (it was not: NameError
-    # on y inside the loop's function, branch generator seed 5000277)
-    cf = leapp.compile(clip_in_a_loop)
+@pytest.mark.parametrize("fn, carried", [(clip_in_a_loop, True), (clip_temporary_in_a_loop, False)])
+def test_a_name_an_inner_converted_if_may_leave_as_it_was_is_carried(fn, carried):
+    # `y` is assigned only under the inner `if`; read after the loop, the inner select reads its
+    # old value, so the loop's function must be given it (it was not: NameError on y inside the
+    # loop's function, branch generator seed 5000277). `d`, read only after its assignment in the
+    # arm, is no output of the inner `if` and no name the loop carries (it was: "`d` is assigned in
+    # the loop body and not before the `while`", a false refusal, branch generator seed 7000008)
+    name = "y" if carried else "d"
+    cf = leapp.compile(fn)
     (outer, inner) = sorted(cf.source.branches, key=lambda b: b.line)
-    assert outer.construct == "while" and outer.converted and "y" in outer.params
-    assert inner.converted
+    assert outer.construct == "while" and outer.converted and (name in outer.params) == carried
+    assert inner.converted and (name in inner.outputs) == carried
     cases = [([2.0, -3.0, 0.5], [0.0, 1.0, 2.0]), ([0.1, 0.2, 0.0], [1.0, 1.0, 1.0]),
-             ([1.5, -2.5, -0.5], [5.0, -5.0, 0.0])]
+             ([1.5, -2.5, -0.5], [5.0, -5.0, 0.0]), ([1.0, 0.5, -0.5], [1.0, 2.0, 3.0]), ([3.0, 2.0, 3.0], [1.0, 0.0, 1.0])]
     cf.trace(*(np.array(v, F32) for v in cases[0]))
     for x, y in cases:
-        got, want = cf(np.array(x, F32), np.array(y, F32)), clip_in_a_loop(np.array(x, F32), np.array(y, F32))
+        got, want = cf(np.array(x, F32), np.array(y, F32)), fn(np.array(x, F32), np.array(y, F32))
         np.testing.assert_array_equal(got, want)
         assert got.dtype == want.dtype
     assert len(cf.graphs) == 1
