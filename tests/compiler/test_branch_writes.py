@@ -73,6 +73,37 @@ def copied_in_an_ifexp_then_source_updated(x):
     return w + t0
 
 
+def _halved_difference(v, w):
+    d = v - v * 0.5
+    return d - w * 0.5  # a new array on every return
+
+
+def _first_if_large(v, w):
+    if v.max() > 1:
+        return v  # the argument itself
+    return w * 2
+
+
+def helper_result_after_a_write(x):
+    t0 = -x
+    t1 = np.where(x > 0, x, t0)
+    if x[0] > 0:
+        t0 /= 2  # the arm writes on its copy of t0, and reads t1, which shares nothing with t0...
+        x = t1 * 2
+    t1 = _halved_difference(t1, t0)  # ...here too: the helper's result is new (seed 7000097)
+    return t0 + x + t1
+
+
+def helper_may_return_after_a_write(x):
+    t0 = -x
+    t1 = np.where(x > 0, x, t0)
+    if x[0] > 0:
+        t0 /= 2
+        x = t1 * 2
+    t1 = _first_if_large(t0, x)  # may be t0 itself
+    return t0 + x + t1
+
+
 def copied_param(q):
     q = q.copy()
     if q[0] > 0:
@@ -235,6 +266,7 @@ CASES = [
     (filled_from_param, [np.array([-1.0, 2.0, 3.0], F32), np.array([1.0, 2.0, 3.0], F32)]),
     (int_update, [np.array([-3, 2]), np.array([3, 2])]),
     (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (helper_result_after_a_write, [np.array([1.0, -2.0, 3.0], F32), np.array([-1.0, 2.0, -3.0], F32)]),
     (made_before_then_loop, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
                              np.array([-1.0, 0.5], F32)]),
     (loop_then_write, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
@@ -525,6 +557,8 @@ def _line(fn, k):
                                            f"(line {_line(f, 3)})"),
     (ifexp_alias_updated_after, lambda f: f"`w` is updated in place after it (line {_line(f, 3)}) and it binds `w` "
                                           "to `t0`'s array"),
+    (helper_may_return_after_a_write, lambda f: f"the `if` branch updates `t0` in place, and `t1` may be a view of "
+                                                f"`t0` (line {_line(f, 6)}), read in the branch"),
     (param_updated_after, lambda f: "the input that takes no branch keeps the array from before the `if`, and "
                                     "`q` is a parameter"),
     (astype_no_copy, lambda f: f"`t` is bound to x.astype(...) at line {_line(f, 1)}, which leapp cannot show is "
