@@ -104,6 +104,16 @@ def helper_may_return_after_a_write(x):
     return t0 + x + t1
 
 
+def reference_or_written_copy(x):
+    t = np.tanh(x)
+    if t[0] <= 0.5:
+        if x.mean() >= 0:
+            t = x  # a reference to the parameter on this path...
+        else:
+            t[0] = t[-1] * 0.5  # ...not on this one: `t` is the function's array, written on a copy
+    return t * 2
+
+
 def copied_param(q):
     q = q.copy()
     if q[0] > 0:
@@ -266,6 +276,7 @@ CASES = [
     (filled_from_param, [np.array([-1.0, 2.0, 3.0], F32), np.array([1.0, 2.0, 3.0], F32)]),
     (int_update, [np.array([-3, 2]), np.array([3, 2])]),
     (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (reference_or_written_copy, [np.array([-1.0, 3.0], F32), np.array([-1.0, -2.0], F32), np.array([2.0, 1.0], F32)]),
     (helper_result_after_a_write, [np.array([1.0, -2.0, 3.0], F32), np.array([-1.0, 2.0, -3.0], F32)]),
     (made_before_then_loop, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
                              np.array([-1.0, 0.5], F32)]),

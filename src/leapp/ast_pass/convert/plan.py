@@ -197,11 +197,14 @@ class _Checker:
                 self.refuse(s, "has a statement that is only a call, kept for its side effect")
         elif t is ast.If:
             self.expr(s.test)
-            before = set(self.fresh)
+            before, prior = set(self.fresh), set(self.rebound)
             self.block(s.body, returns=returns, loops=loops)
-            after_body, self.fresh = self.fresh, before
+            # the `else` starts from what held before the `if`: a name the body rebound to another's
+            # array is still the block's own there (`if d: t = y` / `else: t[0] = 0` writes its copy)
+            (after_body, self.fresh), (rebound_body, self.rebound) = (self.fresh, before), (self.rebound, prior)
             self.block(s.orelse, returns=returns, loops=loops)
             self.fresh &= after_body
+            self.rebound |= rebound_body
         elif t is ast.While and not s.orelse:  # bounded on data (convert.loops checks its bound), or plain
             self.expr(s.test)
             self.loop_body(s, s.body, "none", loops)
