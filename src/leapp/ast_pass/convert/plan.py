@@ -331,6 +331,8 @@ class _Checker:
             new = canon in _FRESH or canon in owned.NEW_ARRAYS or getattr(table.lookup(q), "kind", "") == "ufunc"
             return new and not any(k.arg == "out" for k in e.keywords) and (copies is None or (
                 isinstance(copies, ast.Constant) and copies.value is True))
+        if q is None and helpers.returns_new(e, self.ctx) and helpers.verdict(e, self.ctx) is None:
+            return True  # a helper proven free of side effects whose every `return` makes a new array
         f = e.func
         if not (isinstance(f, ast.Attribute) and self.arrayish(f.value)):
             return False
