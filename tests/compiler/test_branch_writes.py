@@ -114,6 +114,20 @@ def reference_or_written_copy(x):
     return t * 2
 
 
+def rebound_on_every_path_before_the_update(x):
+    r = np.tanh(x)
+    t = x * 1
+    if x[0] > 0:
+        t = r  # `t` is r's array here...
+    s = t + 1
+    if x[1] > 0:  # ...until this `if` binds it to a new array on every path (seed 7000867)
+        t = x * 2
+    else:
+        t = x * 3
+    t *= 0.5  # so this update reaches neither r nor what the first `if` handed on
+    return s + t + r
+
+
 def copied_param(q):
     q = q.copy()
     if q[0] > 0:
@@ -304,7 +318,7 @@ def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(
 
 @pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after, fresh_after_a_rebinding,
                                 rebound_on_some_paths_then_updated, computed_from_then_source_updated,
-                                copied_in_an_ifexp_then_source_updated])
+                                copied_in_an_ifexp_then_source_updated, rebound_on_every_path_before_the_update])
 def test_an_update_after_the_if_of_an_array_the_function_owns_converts(fn):
     # the select hands on a new array; an update after the `if` is exact when no one else holds
     # what the branches bound (the refusals below are the other case)

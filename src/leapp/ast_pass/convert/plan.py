@@ -820,6 +820,8 @@ def _updated_after(fn, node, name, parents) -> int | None:
         return t.id if isinstance(t, ast.Name) else None
 
     def rebinds(st) -> bool:
+        if isinstance(st, ast.If):  # `if c: t = A` / `else: t = B` binds it on every path
+            return name in _definitely_assigned([st])
         targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(
             st, (ast.AnnAssign, ast.For)) else []
         return any(isinstance(t, ast.Name) and t.id == name for t in targets)
