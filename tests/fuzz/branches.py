@@ -12,10 +12,13 @@ conditional expressions, bounded ``while``
 loops (``# leapp: max-iterations=N`` or ``leapp.bounded``, with a counter in
 the test so that NumPy's loop ends within the bound), writes and in-place updates
 in a branch into an array the function made before it (converted on a private
-copy), and now and then a
+copy), arms that bind a name to another's array (`w = t0`, `w = t0[1:]`, in an `if` or a
+conditional expression), in-place updates after an `if` of an array the function made, a loop body
+whose inner `if` alone assigns a name, `elif` chains and conditional expressions in loop bodies,
+module-level helpers with their own `if`s, called at the top, in arms and in loops, and now and then a
 branch leapp must refuse (an in-place update of a view the branch made, a write into one, a
 ``raise``, a ``print``, ``np.linalg.solve``, a dtype that differs between the
-branches, a ``while`` on data without a bound, an early return in a ``for`` loop over an array). ``check(seed)`` imports it twice (decorated, and with the decorator
+branches, an update in place of an array an arm aliased or of the alias after it, a ``while`` on data without a bound, an early return in a ``for`` loop over an array). ``check(seed)`` imports it twice (decorated, and with the decorator
 removed as the NumPy reference), traces on one sample and runs the *same*
 graph on inputs scaled and shifted so that the tests fall on both sides, and
 returns an ``Outcome``:
