@@ -94,13 +94,11 @@ def helper_result_after_a_write(x):
     return t0 + x + t1
 
 
-def helper_may_return_after_a_write(x):
+def helper_may_return_before_a_write(x):
     t0 = -x
-    t1 = np.where(x > 0, x, t0)
+    t1 = _first_if_large(t0, x)  # may be t0 itself...
     if x[0] > 0:
-        t0 /= 2
-        x = t1 * 2
-    t1 = _first_if_large(t0, x)  # may be t0 itself
+        t0 /= 2  # ...which NumPy's t1 would show
     return t0 + x + t1
 
 
@@ -126,6 +124,23 @@ def rebound_on_every_path_before_the_update(x):
         t = x * 3
     t *= 0.5  # so this update reaches neither r nor what the first `if` handed on
     return s + t + r
+
+
+def viewed_only_after_the_write(x):
+    t = np.tanh(x)
+    with np.errstate(divide="ignore"):
+        if x.min() > 0.5:
+            return np.abs(x)
+        t = x + 1
+    if x.max() > 1:
+        t = x - t * 0.5
+    else:
+        t *= -1  # the code after the early return writes the array t holds here (on a copy)...
+        t = -x
+    w = x[1:] - x[:-1]
+    if t.sum() >= 0.5:
+        w = t[1:]  # ...and this view, made after the write, is of another array (seed 7101066)
+    return t + w.sum()
 
 
 def copied_param(q):
@@ -291,6 +306,8 @@ CASES = [
     (int_update, [np.array([-3, 2]), np.array([3, 2])]),
     (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
     (reference_or_written_copy, [np.array([-1.0, 3.0], F32), np.array([-1.0, -2.0], F32), np.array([2.0, 1.0], F32)]),
+    (viewed_only_after_the_write, [np.array([-1.0, 0.5], F32), np.array([1.0, 2.0], F32), np.array([-1.0, 3.0], F32),
+                                   np.array([0.2, -2.0], F32), np.array([1.0, 0.2], F32)]),
     (helper_result_after_a_write, [np.array([1.0, -2.0, 3.0], F32), np.array([-1.0, 2.0, -3.0], F32)]),
     (made_before_then_loop, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
                              np.array([-1.0, 0.5], F32)]),
@@ -582,8 +599,8 @@ def _line(fn, k):
                                            f"(line {_line(f, 3)})"),
     (ifexp_alias_updated_after, lambda f: f"`w` is updated in place after it (line {_line(f, 3)}) and it binds `w` "
                                           "to `t0`'s array"),
-    (helper_may_return_after_a_write, lambda f: f"the `if` branch updates `t0` in place, and `t1` may be a view of "
-                                                f"`t0` (line {_line(f, 6)}), read in the branch"),
+    (helper_may_return_before_a_write, lambda f: f"the `if` branch updates `t0` in place, and `t1` may be a view "
+                                                 f"of `t0` (line {_line(f, 2)}), read after the `if`"),
     (param_updated_after, lambda f: "the input that takes no branch keeps the array from before the `if`, and "
                                     "`q` is a parameter"),
     (astype_no_copy, lambda f: f"`t` is bound to x.astype(...) at line {_line(f, 1)}, which leapp cannot show is "

@@ -278,7 +278,7 @@ class _Checker:
                               "that array (write into a new array: `r = r.copy()` first)")
         if name is None or self.owner is None or name in self.rebound:
             self.refuse(stmt, what + shared)
-        why = self.owner(name)
+        why = self.owner(name, stmt)
         if why is not None:
             self.refuse(stmt, f"{what}, and {why}")
         self.claimed.add(name)
@@ -528,7 +528,7 @@ def plan_if(node: ast.If, ctx) -> Branch:
 def _arm_checker(ctx, where, node, arm, facts, fn, *, guarded: bool = False) -> _Checker:
     """A branch's checker that may write into a local array on a private copy (convert.owned);
     ``guarded``: an arm of an `if`, where the solvers of table.guards run guarded."""
-    return _Checker(ctx, where, owner=lambda name: owned.refusal(name, node, arm, facts, fn, ctx),
+    return _Checker(ctx, where, owner=lambda name, at=None: owned.refusal(name, node, arm, facts, fn, ctx, at),
                     guarded=guarded)
 
 
