@@ -250,7 +250,21 @@ class _Checker:
         self.block(body, returns=returns, loops=loops + 1)
         # a name every iteration binds to a new array is not rebound to another's value by the loop
         self.rebound -= (stored & self.fresh) - prior
-        self.fresh = (self.fresh - stored) | (before & self.fresh & stored)
+        # nor one the block made before the loop that the loop binds only to new arrays (`t = y * 2`
+        # / `while ...: if c: t = -y`): on every path it holds an array the block made
+        made = {n for n in stored & before - prior if self.binds_new_only(loop, n)}
+        self.rebound -= made
+        self.fresh = (self.fresh - stored) | (before & self.fresh & stored) | made
+
+    def binds_new_only(self, loop, name) -> bool:
+        """Whether every binding of ``name`` in ``loop`` (its target included) is ``name = <a new
+        array>``."""
+        stores = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                     for n in ast.walk(loop))
+        new = sum(isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets)
+                  and self.is_fresh(s.value) and sum(t.id == name for t in s.targets)
+                  for s in ast.walk(loop))
+        return stores == new
 
     def target(self, target, stmt):
         for n in ast.walk(target):
