@@ -212,22 +212,83 @@ def clip_in_a_loop(x, y):
             y = np.clip(x, -1, 1)
             x = np.where(x > 0, x, y)
         k = k + 1
+    return x * 2 + y
+
+
+def clip_temporary_in_a_loop(x, y):
+    k = np.zeros((), x.dtype)
+    while x.max() >= 1 and k < 2:  # leapp: max-iterations=3
+        x = x + 0.25
+        if -1 < x.mean() < 1:
+            d = np.clip(x, -1, 1)  # a temporary of the arm: no later read sees what it held before
+            x = np.where(x > 0, x, d)
+        k = k + 1
     return x * 2
 
 
-def test_a_name_an_inner_converted_if_may_leave_as_it_was_is_carried():
-    # `y` is assigned only under the inner `if` and read after its assignment there; the inner
-    # select reads its old value, so the loop's function must be given it (it was not: NameError
-    # on y inside the loop's function, branch generator seed 5000277)
-    cf = leapp.compile(clip_in_a_loop)
+@pytest.mark.parametrize("fn, carried", [(clip_in_a_loop, True), (clip_temporary_in_a_loop, False)])
+def test_a_name_an_inner_converted_if_may_leave_as_it_was_is_carried(fn, carried):
+    # `y` is assigned only under the inner `if`; read after the loop, the inner select reads its
+    # old value, so the loop's function must be given it (it was not: NameError on y inside the
+    # loop's function, branch generator seed 5000277). `d`, read only after its assignment in the
+    # arm, is no output of the inner `if` and no name the loop carries (it was: "`d` is assigned in
+    # the loop body and not before the `while`", a false refusal, branch generator seed 7000008)
+    name = "y" if carried else "d"
+    cf = leapp.compile(fn)
     (outer, inner) = sorted(cf.source.branches, key=lambda b: b.line)
-    assert outer.construct == "while" and outer.converted and "y" in outer.params
-    assert inner.converted
+    assert outer.construct == "while" and outer.converted and (name in outer.params) == carried
+    assert inner.converted and (name in inner.outputs) == carried
     cases = [([2.0, -3.0, 0.5], [0.0, 1.0, 2.0]), ([0.1, 0.2, 0.0], [1.0, 1.0, 1.0]),
-             ([1.5, -2.5, -0.5], [5.0, -5.0, 0.0])]
+             ([1.5, -2.5, -0.5], [5.0, -5.0, 0.0]), ([1.0, 0.5, -0.5], [1.0, 2.0, 3.0]), ([3.0, 2.0, 3.0], [1.0, 0.0, 1.0])]
     cf.trace(*(np.array(v, F32) for v in cases[0]))
     for x, y in cases:
-        got, want = cf(np.array(x, F32), np.array(y, F32)), clip_in_a_loop(np.array(x, F32), np.array(y, F32))
+        got, want = cf(np.array(x, F32), np.array(y, F32)), fn(np.array(x, F32), np.array(y, F32))
         np.testing.assert_array_equal(got, want)
         assert got.dtype == want.dtype
     assert len(cf.graphs) == 1
+
+
+def made_again_in_a_loop(x):
+    if x[-1] <= -1:
+        return x * 2
+    t = x * 2
+    k = np.zeros((), t.dtype)
+    while t.max() <= 4 and k < 3:  # leapp: max-iterations=3
+        if x.sum() < 1:
+            t = t + 1  # a new array on every binding in the loop...
+        k = k + 1
+    if x.min() > -1:
+        t /= 2  # ...so the code after the early return updates the function's own array
+    return t + x
+
+
+def bound_to_a_parameter_in_a_loop(x, y):
+    if x[-1] <= -1:
+        return x * 2
+    t = x * 2
+    k = np.zeros((), t.dtype)
+    while t.max() <= 4 and k < 3:  # leapp: max-iterations=3
+        if x.sum() < 1:
+            t = y  # the caller's array on this path
+        k = k + 1
+    if x.min() > -1:
+        t /= 2  # NumPy would halve the caller's y
+    return t + x
+
+
+def test_a_name_a_loop_binds_only_to_new_arrays_is_still_the_blocks_own():
+    # `t` is made after the early return and the bounded loop rebinds it only to new arrays, so the
+    # update after it is of the function's own array (refused before as "updates `t` in place,
+    # which running both branches would do twice": branch generator seed 7200160)
+    cf = leapp.compile(made_again_in_a_loop)
+    assert cf.diagnostics == [] and all(b.converted for b in cf.source.branches)
+    cases = [[1.0, 2.0], [0.2, 0.3], [-0.5, 0.4], [-3.0, 4.0], [-0.5, -2.0], [0.5, 3.0]]
+    cf.trace(np.array(cases[0], F32))
+    for x in cases:
+        got, want = cf(np.array(x, F32)), made_again_in_a_loop(np.array(x, F32))
+        np.testing.assert_array_equal(got, want)
+    assert len(cf.graphs) == 1
+    # one binding to an array the block did not make, and the update is refused as before
+    cf = leapp.compile(bound_to_a_parameter_in_a_loop, strict=False)
+    lp202 = [d for d in cf.diagnostics if d.code == "LP202"]
+    assert lp202 and "updates `t` in place" in lp202[0].message, [d.message for d in cf.diagnostics]

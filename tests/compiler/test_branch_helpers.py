@@ -82,6 +82,46 @@ def test_user_helpers_in_branches_convert_and_match_numpy_on_both_sides():
     assert "converted to a select (R selected)" in cf.format_report()
 
 
+def guarded_unit(v):
+    n = np.linalg.norm(v)
+    if n < 1e-6:
+        return v * 0
+    return v / n
+
+
+def scaled_unit_in_an_arm(x):
+    t = np.abs(x)
+    if x.max() <= 0.5:
+        t = guarded_unit(x)  # a new array on every return of the helper...
+        t *= 0.5  # ...so the arm updates its own array, once
+    return t + x
+
+
+def scaled_unit_after_an_early_return(x):
+    if x.min() < -0.5:
+        return x * 2
+    t = np.abs(x)
+    if x.max() <= 0.5:
+        t = guarded_unit(x)
+    t *= 0.5  # the code after the early return updates the select's array (seed 7000397)
+    return t + x
+
+
+@pytest.mark.parametrize("fn", [scaled_unit_in_an_arm, scaled_unit_after_an_early_return])
+def test_an_array_a_helper_makes_is_the_callers_own_to_update(fn):
+    # a helper proven free of side effects whose every `return` makes a new array: its result is
+    # updated in place as `t = x / n` would be (refused before: "updates `t` in place, which
+    # running both branches would do twice")
+    cf = leapp.compile(fn)
+    assert cf.diagnostics == [] and all(b.converted for b in cf.source.branches)
+    inputs = [np.array([0.2, 0.4], F32), np.array([0.0, 0.0], F32), np.array([1.0, 2.0], F32),
+              np.array([-3.0, 0.2], F32)]
+    cf.trace(inputs[0])
+    for x in inputs:
+        np.testing.assert_allclose(cf(x.copy()), fn(x.copy()), rtol=1e-6, atol=1e-7)
+    assert len(cf.graphs) == 1
+
+
 def test_a_helper_that_writes_into_its_argument_is_refused_naming_it():
     with pytest.raises(ProblemsError) as info:
         leapp.compile(writes_argument)(np.array([1.0, 2.0]))

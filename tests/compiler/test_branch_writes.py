@@ -73,6 +73,96 @@ def fresh_after_a_rebinding(x):
     return z + y
 
 
+def computed_from_then_source_updated(x):
+    t0 = np.tanh(x)
+    w = x * 1
+    if x[0] >= 0:
+        if x[1] > 0:  # on some of the arm's paths: `w` may still be the array from before the `if`
+            w = np.where(x > 0, x, t0)  # a new array computed from t0's values, not t0's array
+    else:
+        w = t0 * 2
+    t0[-1] = t0[0] * 0.5  # (seed 7000071: refused, the arm's binding "read" t0)
+    return w + t0
+
+
+def copied_in_an_ifexp_then_source_updated(x):
+    t0 = np.tanh(x)
+    w = t0.copy() if x[0] >= 0 else x * 2
+    t0 = t0 if x[1] > 0 else -t0  # the array t0 held, which nothing else holds, or a new one
+    t0 += 1.0
+    return w + t0
+
+
+def _halved_difference(v, w):
+    d = v - v * 0.5
+    return d - w * 0.5  # a new array on every return
+
+
+def _first_if_large(v, w):
+    if v.max() > 1:
+        return v  # the argument itself
+    return w * 2
+
+
+def helper_result_after_a_write(x):
+    t0 = -x
+    t1 = np.where(x > 0, x, t0)
+    if x[0] > 0:
+        t0 /= 2  # the arm writes on its copy of t0, and reads t1, which shares nothing with t0...
+        x = t1 * 2
+    t1 = _halved_difference(t1, t0)  # ...here too: the helper's result is new (seed 7000097)
+    return t0 + x + t1
+
+
+def helper_may_return_before_a_write(x):
+    t0 = -x
+    t1 = _first_if_large(t0, x)  # may be t0 itself...
+    if x[0] > 0:
+        t0 /= 2  # ...which NumPy's t1 would show
+    return t0 + x + t1
+
+
+def reference_or_written_copy(x):
+    t = np.tanh(x)
+    if t[0] <= 0.5:
+        if x.mean() >= 0:
+            t = x  # a reference to the parameter on this path...
+        else:
+            t[0] = t[-1] * 0.5  # ...not on this one: `t` is the function's array, written on a copy
+    return t * 2
+
+
+def rebound_on_every_path_before_the_update(x):
+    r = np.tanh(x)
+    t = x * 1
+    if x[0] > 0:
+        t = r  # `t` is r's array here...
+    s = t + 1
+    if x[1] > 0:  # ...until this `if` binds it to a new array on every path (seed 7000867)
+        t = x * 2
+    else:
+        t = x * 3
+    t *= 0.5  # so this update reaches neither r nor what the first `if` handed on
+    return s + t + r
+
+
+def viewed_only_after_the_write(x):
+    t = np.tanh(x)
+    with np.errstate(divide="ignore"):
+        if x.min() > 0.5:
+            return np.abs(x)
+        t = x + 1
+    if x.max() > 1:
+        t = x - t * 0.5
+    else:
+        t *= -1  # the code after the early return writes the array t holds here (on a copy)...
+        t = -x
+    w = x[1:] - x[:-1]
+    if t.sum() >= 0.5:
+        w = t[1:]  # ...and this view, made after the write, is of another array (seed 7101066)
+    return t + w.sum()
+
+
 def copied_param(q):
     q = q.copy()
     if q[0] > 0:
@@ -235,6 +325,10 @@ CASES = [
     (filled_from_param, [np.array([-1.0, 2.0, 3.0], F32), np.array([1.0, 2.0, 3.0], F32)]),
     (int_update, [np.array([-3, 2]), np.array([3, 2])]),
     (one_line, [np.array([-1.0, 2.0], F32), np.array([1.0, 2.0], F32)]),
+    (reference_or_written_copy, [np.array([-1.0, 3.0], F32), np.array([-1.0, -2.0], F32), np.array([2.0, 1.0], F32)]),
+    (viewed_only_after_the_write, [np.array([-1.0, 0.5], F32), np.array([1.0, 2.0], F32), np.array([-1.0, 3.0], F32),
+                                   np.array([0.2, -2.0], F32), np.array([1.0, 0.2], F32)]),
+    (helper_result_after_a_write, [np.array([1.0, -2.0, 3.0], F32), np.array([-1.0, 2.0, -3.0], F32)]),
     (made_before_then_loop, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
                              np.array([-1.0, 0.5], F32)]),
     (loop_then_write, [np.array([1.0, 2.0], F32), np.array([6.0, 2.0], F32), np.array([-9.0, 30.0], F32),
@@ -261,7 +355,8 @@ def test_a_branch_that_writes_into_its_own_array_converts_and_agrees_with_numpy(
 
 @pytest.mark.parametrize("fn", [canonical_then_normalised, rebound_then_written_after, fresh_after_a_rebinding,
                                 fresh_in_a_nested_if_then_source_updated,
-                                rebound_on_some_paths_then_updated])
+                                rebound_on_some_paths_then_updated, computed_from_then_source_updated,
+                                copied_in_an_ifexp_then_source_updated, rebound_on_every_path_before_the_update])
 def test_an_update_after_the_if_of_an_array_the_function_owns_converts(fn):
     # the select hands on a new array; an update after the `if` is exact when no one else holds
     # what the branches bound (the refusals below are the other case)
@@ -468,6 +563,20 @@ def view_source_updated_after(x):
     return w + 0
 
 
+def ifexp_source_updated_after(x):
+    t0 = np.tanh(x)
+    w = t0 if x[0] >= 0 else x * 2  # NumPy: w is t0 on one side, so the update below changes w
+    t0 += 1.0
+    return w + 0
+
+
+def ifexp_alias_updated_after(x):
+    t0 = np.tanh(x)
+    w = t0[1:] if x[0] >= 0 else x[1:] * 2
+    w[0] = 5.0  # NumPy: changes t0[1] on one side
+    return t0 + 0
+
+
 def param_updated_after(q):
     if q[0] < 0:
         q = -q
@@ -509,6 +618,12 @@ def _line(fn, k):
                                               f"place after the `if` (line {_line(f, 6)})"),
     (view_source_updated_after, lambda f: f"the `if` branch binds `w` to `t0`'s array, which is updated in place "
                                           f"after the `if` (line {_line(f, 7)})"),
+    (ifexp_source_updated_after, lambda f: f"it binds `w` to `t0`'s array, which is updated in place after it "
+                                           f"(line {_line(f, 3)})"),
+    (ifexp_alias_updated_after, lambda f: f"`w` is updated in place after it (line {_line(f, 3)}) and it binds `w` "
+                                          "to `t0`'s array"),
+    (helper_may_return_before_a_write, lambda f: f"the `if` branch updates `t0` in place, and `t1` may be a view "
+                                                 f"of `t0` (line {_line(f, 2)}), read after the `if`"),
     (param_updated_after, lambda f: "the input that takes no branch keeps the array from before the `if`, and "
                                     "`q` is a parameter"),
     (astype_no_copy, lambda f: f"`t` is bound to x.astype(...) at line {_line(f, 1)}, which leapp cannot show is "
@@ -539,13 +654,6 @@ def test_a_parameter_rebound_to_a_view_of_itself_is_still_the_callers():
 # --- a conditional expression hands on a new array too -----------------------------------------
 
 
-def ifexp_source_updated_after(x):
-    t0 = np.tanh(x)
-    w = t0 if x[0] >= 0 else x * 2  # NumPy: w is t0 where the test holds
-    t0[0] = 5.0
-    return w + 0
-
-
 def ifexp_result_written_after(x):
     t0 = np.tanh(x)
     w = t0 if x[0] >= 0 else x * 2
@@ -569,12 +677,12 @@ def ifexp_kept_alias(x):
 
 
 @pytest.mark.parametrize("fn,words", [
-    (ifexp_source_updated_after, lambda f: f"the value before `if` is `t0`, an array that exists already, and `t0` "
-                                           f"is updated in place after it (line {_line(f, 3)})"),
-    (ifexp_result_written_after, lambda f: f"and `w` is updated in place after it (line {_line(f, 3)})"),
-    (ifexp_result_updated_after, lambda f: f"and `w` is updated in place after it (line {_line(f, 3)})"),
-    (ifexp_kept_alias, lambda f: f"keeps `y`'s array, which is updated in place after it (line {_line(f, 4)}), and "
-                                 f"`z` may be a view of `y`"),
+    (ifexp_result_written_after, lambda f: f"`w` is updated in place after it (line {_line(f, 3)}) and it binds `w` "
+                                           "to `t0`'s array"),
+    (ifexp_result_updated_after, lambda f: f"`w` is updated in place after it (line {_line(f, 3)}) and it binds `w` "
+                                           "to `t0`'s array"),
+    (ifexp_kept_alias, lambda f: f"`y` is updated in place after it (line {_line(f, 4)}) and `z` may be a view of "
+                                 "`y`"),
 ])
 def test_a_conditional_expression_whose_array_is_updated_after_is_refused(fn, words):
     # the select's new array is not the one NumPy's update reaches: with check=0 these were silently

@@ -12,10 +12,13 @@ conditional expressions, bounded ``while``
 loops (``# leapp: max-iterations=N`` or ``leapp.bounded``, with a counter in
 the test so that NumPy's loop ends within the bound), writes and in-place updates
 in a branch into an array the function made before it (converted on a private
-copy), and now and then a
+copy), arms that bind a name to another's array (`w = t0`, `w = t0[1:]`, in an `if` or a
+conditional expression), in-place updates after an `if` of an array the function made, a loop body
+whose inner `if` alone assigns a name, `elif` chains and conditional expressions in loop bodies,
+module-level helpers with their own `if`s, called at the top, in arms and in loops, and now and then a
 branch leapp must refuse (an in-place update of a view the branch made, a write into one, a
 ``raise``, a ``print``, ``np.linalg.solve``, a dtype that differs between the
-branches, a ``while`` on data without a bound, an early return in a ``for`` loop over an array). ``check(seed)`` imports it twice (decorated, and with the decorator
+branches, an update in place of an array an arm aliased or of the alias after it, a ``while`` on data without a bound, an early return in a ``for`` loop over an array). ``check(seed)`` imports it twice (decorated, and with the decorator
 removed as the NumPy reference), traces on one sample and runs the *same*
 graph on inputs scaled and shifted so that the tests fall on both sides, and
 returns an ``Outcome``:
@@ -61,7 +64,12 @@ PLANTED = {
     "dtype": ("{v} = {v}.astype(np.float16)", "dtypes"),
     "unbounded": ("", "no static bound"),  # a `while` on data without `# leapp: max-iterations=N`
     "forarray": ("", "not a `range` of static bounds"),  # an early return in `for v in x:`
+    # an arm (or a conditional expression) binds `w` to another name's array (`w = t0`, `w = t0[1:]`)
+    # and that array, or `w`, is updated in place after it: NumPy's `w` sees the update, a select's not
+    "alias": ("", "updated in place after"),
 }
+# planted by their own form, never at random in an arm
+_PLACED = ("unbounded", "forarray", "alias")
 
 
 @dataclass
@@ -82,6 +90,19 @@ class _Gen:
     lines: list = field(default_factory=list)
     planted: str = ""
     loops: int = 0  # inside a `while` body: a write into an array made before it is refused there
+    params: tuple = ("x", "y")
+    # arrays an arm bound another name to (`w = t0`): an update of them in place anywhere after is
+    # refused (leapp does not follow whether `w` is still read), so only a planted one updates them
+    held: set = field(default_factory=set)
+    helpers: list = field(default_factory=list)  # (name, source) of module-level helpers, in order
+    tag: str = ""  # a helper's generator names its temporaries apart from the function's
+
+    def own(self) -> list:
+        """Arrays the function made (not its parameters) that nothing else holds."""
+        return [v for v in self.names if v not in self.params and v not in self.held]
+
+    def fresh(self, stem) -> str:
+        return f"{stem}{self.tag}{len(self.lines)}"
 
     def arr(self) -> str:
         r = self.rng
@@ -112,27 +133,27 @@ class _Gen:
         return f"{s} {op} {c}"
 
     def assign(self, indent, target=None) -> None:
-        target = target or self.rng.choice([*self.names, f"t{len(self.lines)}"])
+        target = target or self.rng.choice([*self.names, self.fresh("t")])
         self.lines.append(f"{indent}{target} = {self.arr()}")
         if target not in self.names:
             self.names.append(target)
 
-    def branch(self, indent, depth, arm=True) -> None:
+    def branch(self, indent, depth, arm=True, elifs=None, orelse=None) -> None:
         r = self.rng
         flowing = [v for v in self.names]
         outs = r.sample(flowing, min(len(flowing), r.randint(1, 2)))
         self.lines.append(f"{indent}if {self.test()}:")
         self._body(indent + "    ", outs, depth, arm)
-        for _ in range(r.choice([0, 0, 1, 2])):
+        for _ in range(r.choice([0, 0, 1, 2]) if elifs is None else elifs):
             self.lines.append(f"{indent}elif {self.test()}:")
             self._body(indent + "    ", outs, depth, arm)
-        if r.random() < 0.6:
+        if (r.random() < 0.6) if orelse is None else orelse:
             self.lines.append(f"{indent}else:")
             self._body(indent + "    ", outs, depth, arm)
 
     def _body(self, indent, outs, depth, arm=True) -> None:
         r = self.rng
-        own = [v for v in self.names if v not in ("x", "y")]
+        own = self.own()
         if own and not self.loops and r.random() < 0.2:
             # an array the function made before the `if`: the branch writes on its own copy, which
             # flows out through the select (copy-write-select)
@@ -140,13 +161,16 @@ class _Gen:
             self.lines.append(f"{indent}" + r.choice([f"{w} *= -1", f"{w}[0] = {w}[-1] * 0.5",
                                                       f"{w}[1:] = {self.scalar()}", f"{w} /= 2"]))
         for v in outs:
-            self.lines.append(f"{indent}{v} = {self.arr()}")
+            if not self.tag and r.random() < 0.01:  # a helper with its own `if` on data, in an arm
+                self.lines.append(f"{indent}{v} = {self.call_helper()}")
+            else:
+                self.lines.append(f"{indent}{v} = {self.arr()}")
             if r.random() < 0.1:  # a copy the branch makes is its own: writing into it converts
                 self.lines.append(f"{indent}{v} = np.array({v}); {v}[0] = {v}[-1] * 0.5")
         if depth < 2 and r.random() < 0.25:
             self.branch(indent, depth + 1, arm)  # an `if` in a loop's body is still in the loop
         if not self.planted and r.random() < 0.04:
-            planted = r.choice(sorted(k for k in PLANTED if k not in ("unbounded", "forarray")))
+            planted = r.choice(sorted(k for k in PLANTED if k not in _PLACED))
             text = PLANTED[planted][0].format(v=outs[0], n=self.n)
             self.lines.append(f"{indent}{text}")
             # a solver in an arm of an `if` runs guarded (table.guards): it converts there, and
@@ -157,7 +181,7 @@ class _Gen:
     def loop(self, indent) -> None:
         """A bounded `while` on data; a counter stops it within its bound, so NumPy's loop ends too."""
         r = self.rng
-        k = f"k{len(self.lines)}"
+        k = self.fresh("k")
         limit = r.randint(1, 5)
         bound = limit + r.choice([0, 0, 1, 3])
         v = r.choice(self.names)
@@ -173,23 +197,161 @@ class _Gen:
         outs = r.sample(self.names, min(len(self.names), r.randint(1, 2)))
         self.loops += 1
         self._body(indent + "    ", outs, 1, arm=False)
+        self.loop_more(indent + "    ", outs)
         self.loops -= 1
         self.lines.append(f"{indent}    {k} = {k} + 1")
+
+    def loop_more(self, indent, outs) -> None:
+        """More of a loop's body, now and then: an `if` whose arm alone assigns a name (one the
+        loop had before it, or a temporary the arm reads right after), an `if`/`elif` chain, a
+        conditional expression, a helper's call."""
+        r = self.rng
+        roll = r.random()
+        o = outs[0]
+        if roll < 0.2:  # `u` assigned only under the `if`: the loop must carry what it held before
+            others = [v for v in self.names if v not in outs]
+            u = r.choice(others) if others and r.random() < 0.6 else self.fresh("u")
+            self.lines.append(f"{indent}if {self.test()}:")
+            self.lines.append(f"{indent}    {u} = {self.arr()}")
+            self.lines.append(f"{indent}    {o} = " + r.choice([f"np.where({o} > 0, {o}, {u})", f"{o} + {u} * 0.5",
+                                                              f"np.minimum({o}, {u})"]))
+            if r.random() < 0.4:
+                self.lines.append(f"{indent}else:")
+                self.lines.append(f"{indent}    {o} = {self.arr()}")
+        elif roll < 0.35:  # a mode switch: if / elif [/ elif] / else, each arm its own formula
+            self.branch(indent, 2, arm=False, elifs=r.choice([1, 1, 2]), orelse=r.random() < 0.7)
+        elif roll < 0.5:
+            self.lines.append(f"{indent}{o} = {self.arr()} if {self.test()} else {self.arr()}")
+        elif roll < 0.58 and not self.tag:
+            self.lines.append(f"{indent}{o} = {self.call_helper()}")
 
     def statement(self) -> None:
         r = self.rng
         roll = r.random()
-        if roll < 0.3:
+        if roll < 0.28:
             self.assign("    ")
-        elif roll < 0.38:
+        elif roll < 0.36:
             self.loop("    ")
-        elif roll < 0.8:
+        elif roll < 0.74:
             self.branch("    ", 0)
-        elif roll < 0.9:
+        elif roll < 0.83:
             v = r.choice(self.names)
             self.lines.append(f"    {v} = {self.arr()} if {self.test()} else {self.arr()}")
-        else:
+        elif roll < 0.92 or self.tag:
             self.early()
+        else:
+            form = r.choice(["alias", "alias", "updated", "updated", "helper"])
+            if form == "alias":
+                self.alias()
+            elif form == "updated":
+                self.updated_after()
+            else:
+                v = r.choice(self.names)
+                self.lines.append(f"    {v} = {self.call_helper()}")
+
+    def source(self) -> str:
+        """An array the function made that nothing else holds (made here if there is none)."""
+        own = self.own()
+        if own and self.rng.random() < 0.8:
+            return self.rng.choice(own)
+        t = self.fresh("t")
+        self.lines.append(f"    {t} = {self.rng.choice(['np.tanh', 'np.abs', 'np.cos'])}({self.rng.choice(self.params)})")
+        self.names.append(t)
+        return t
+
+    def alias(self) -> None:
+        """An arm that binds `w` to another array: `w = t0` (a reference picked by a test), `w =
+        t0[1:]` (a view), or in a conditional expression; then, now and then, an update in place of
+        `t0` or of `w` after it, which leapp must refuse (planted: in NumPy `w` and `t0` are one
+        array, a select hands on a new one), or of `t0` after `w = t0.copy()`, which converts."""
+        r = self.rng
+        t0 = self.source()
+        w = self.fresh("w")
+        view = r.random() < 0.35
+        a = r.choice([v for v in self.names if v != w])
+        ref = f"{t0}[1:]" if view else t0
+        if r.random() < 0.2:
+            ref = f"{ref}.copy()"
+        other = f"{a}[1:] * 2" if view else self.arr()
+        shape = r.random()
+        if shape < 0.25:  # a conditional expression
+            self.lines.append(f"    {w} = {ref} if {self.test()} else {other}")
+        else:
+            if shape < 0.55:  # no `else`: the input that takes no branch keeps what `w` held
+                self.lines.append(f"    {w} = {a}[1:] - {a}[:-1]" if view else f"    {w} = {self.arr()}")
+            self.lines.append(f"    if {self.test()}:")
+            self.lines.append(f"        {w} = {ref}")
+            if shape >= 0.55:
+                self.lines.append("    else:")
+                self.lines.append(f"        {w} = {other}")
+        shared = not ref.endswith(".copy()")
+        roll = r.random()
+        if roll < 0.45 and shared and not self.planted:  # NumPy's `w` and `t0` are one array here
+            who = r.choice([t0, w])
+            self.lines.append(f"    {self.update(who, view and who == w)}")
+            self.planted = "alias"
+        elif roll < 0.6 and not shared:  # `w` is a copy: updating `t0` converts
+            self.lines.append(f"    {self.update(t0, False)}")
+        use = r.choice(self.names)
+        if view:
+            self.lines.append(f"    {use} = {use} + {w}.{r.choice(['mean', 'max', 'sum'])}()")
+        else:
+            self.lines.append(f"    {use} = {r.choice([f'{use} + {w} * 0.5', f'np.minimum({use}, {w})', f'{w} - {use}'])}")
+        if shared:
+            self.held.add(t0)
+
+    def update(self, v, short=False) -> str:
+        """An update in place of `v` (of length n, or n - 1 when `short`)."""
+        r = self.rng
+        a = r.choice([n for n in self.names if n != v] or [v])
+        return r.choice([f"{v} += {'1.0' if short else self.arr()}", f"{v} *= 0.5", f"{v}[0] = {self.scalar()}",
+                         f"{v}[1:] = {self.scalar()}", f"{v} -= {a}.mean()",
+                         f"{v}[-1] = {v}[0] * 0.5"])
+
+    def updated_after(self) -> None:
+        """An `if` on data, then an update in place of an array the function made: the select hands
+        on an array of its own (each arm's, or the one from before the `if`), so NumPy's update
+        reaches only it, and leapp converts it exactly."""
+        t = self.source()
+        self.branch("    ", 0)
+        if t in self.own():
+            self.lines.append(f"    {self.update(t)}")
+
+    def call_helper(self) -> str:
+        """The call of a module-level helper with its own `if` on data (a new one now and then)."""
+        r = self.rng
+        if not self.helpers or (len(self.helpers) < 2 and r.random() < 0.3):
+            self.helpers.append(self.make_helper(f"_h{len(self.helpers)}"))
+        name, nparams = r.choice(self.helpers)[:2]
+        args = [r.choice(self.names) for _ in range(nparams)]
+        if nparams == 2 and r.random() < 0.3:
+            args[1] = self.arr()
+        return f"{name}({', '.join(args)})"
+
+    def make_helper(self, name) -> tuple:
+        """(name, number of parameters, source): a guard a preprocessing author factors out (a
+        normalisation with a near-zero guard, a deadband, a clamp), or one written like the
+        function, with `if`s, conditional expressions and early returns on its own parameters."""
+        r = self.rng
+        eps = r.choice(["1e-6", "1e-3", "0.5"])
+        templates = [
+            (1, [f"def {name}(v):", "    n = np.linalg.norm(v)", f"    if n < {eps}:", "        return v * 0",
+                 "    return v / n"]),
+            (2, [f"def {name}(v, w):", f"    if np.abs(v).max() < {eps}:", "        return w * 0",
+                 "    return v - w"]),
+            (1, [f"def {name}(v):", "    n = np.linalg.norm(v)", "    s = 1.0 / n if n > 1 else 1.0 + v[0] * 0",
+                 "    return v * s"]),
+            (2, [f"def {name}(v, w):", "    d = v - w", "    if d.max() > 1:", "        d = d / d.max()",
+                 "    elif d.min() < -1:", "        d = -d / d.min()", "    return w + d"]),
+        ]
+        if r.random() < 0.5:
+            nparams, lines = r.choice(templates)
+            return name, nparams, "\n".join(lines)
+        sub = _Gen(r, self.n, names=["v", "w"], params=("v", "w"), planted="-", tag="h")
+        for _ in range(r.randint(1, 3)):
+            sub.statement()
+        sub.lines.append(f"    return {sub.arr()}")
+        return name, 2, "\n".join([f"def {name}(v, w):", *sub.lines])
 
     def early(self) -> None:
         """Early returns at the top of the body: a plain one, an `if`/`elif` chain of returns with a
@@ -227,7 +389,7 @@ class _Gen:
                 self.lines.append("    else:")
                 self.lines.append(f"        return {self.arr()}")
         elif roll < 0.9:  # an arm Python decides (a shape test), ending in a return after an early one
-            self.lines.append(f"    if x.shape[0] > {r.choice([3, 4])}:")
+            self.lines.append(f"    if {self.params[0]}.shape[0] > {r.choice([3, 4])}:")
             for v in outs:
                 self.lines.append(f"        {v} = {self.arr()}")
             self.lines.append(f"        if {self.test()}:")
@@ -266,10 +428,10 @@ class _Gen:
                 self.lines.append("    else:")
                 self._body("        ", outs, 2)
         elif form in ("loop", "with"):
-            i = f"i{len(self.lines)}"
+            i = self.fresh("i")
             if form == "loop" and not self.planted and r.random() < 0.06:
                 self.planted = "forarray"
-                self.lines.append(f"    for {i} in x:")
+                self.lines.append(f"    for {i} in {self.params[0]}:")
                 test = f"{i} > {r.choice(['0', '0.5', '-0.5'])}"
             elif form == "loop":
                 self.lines.append(f"    for {i} in range({r.choice(['1, ', '', ''])}{r.randint(2, self.n)}):")
@@ -318,7 +480,8 @@ def generate(seed: int) -> tuple[str, str, int, str]:
         g.statement()
     g.lines.append(f"    return {g.arr()}")
     dtype = rng.choice(["float32", "float32", "float64"])
-    source = "\n".join(["import numpy as np", "import leapp", "", "", "@leapp.compile",
+    helpers = [line for _, _, text in g.helpers for line in ["", "", *text.split("\n")]]
+    source = "\n".join(["import numpy as np", "import leapp", *helpers, "", "", "@leapp.compile",
                         "def f(x, y):", *g.lines, ""])
     return source, g.planted, g.n, dtype
 

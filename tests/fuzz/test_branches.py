@@ -79,3 +79,47 @@ def test_a_program_numpy_raises_on_everywhere_is_counted_apart_only_for_the_same
 
     monkeypatch.setattr(function.CompiledFunction, "trace", trace)
     assert branches.check(5009).kind == "internal"
+
+
+def _in_loop_bodies(src):
+    """The lines of the bodies of the top-level `while` loops of ``src``'s function."""
+    out, inside = [], False
+    for line in src.splitlines():
+        if line.startswith("    while "):
+            inside = True
+        elif inside and line.startswith("        "):
+            out.append(line)
+        else:
+            inside = False
+    return out
+
+
+def _helper_bodies(src):
+    return [line for block in src.split("\ndef _h")[1:] for line in block.split("\n\n\n")[0].splitlines()[1:]]
+
+
+def test_the_generator_writes_each_form_the_runs_found_holes_in():
+    # the 10,000-program run found a name only an `if` in a loop's body assigns, and an arm's alias
+    # updated after the `if`, by chance: the generator now writes each such form on purpose
+    import re
+
+    forms = {
+        "alias planted": lambda src, planted: planted == "alias",
+        "alias kept (no update)": lambda src, planted: planted != "alias" and bool(
+            re.search(r"^ +w\d+ = t\d+$", src, re.M)),
+        "a view alias": lambda src, planted: bool(re.search(r"^ +w\d+ = t\d+\[1:\]", src, re.M)),
+        "an alias in a conditional expression": lambda src, planted: bool(re.search(r"w\d+ = t\d+\S* if ", src)),
+        "update after an if": lambda src, planted: bool(re.search(r"^    t\d+(\[[^]]*\] =| [-+*/]=) ", src, re.M)),
+        "a name only an if in a loop assigns": lambda src, planted: any(
+            re.match(r" {12}u\d+ = ", line) for line in _in_loop_bodies(src)),
+        "a helper with its own if": lambda src, planted: any(line.lstrip().startswith("if ") for line in _helper_bodies(src)),
+        "an elif in a loop's body": lambda src, planted: any(line.startswith("        elif ") for line in _in_loop_bodies(src)),
+        "a conditional expression in a loop's body": lambda src, planted: any(
+            re.match(r" {8}\w+ = .* if .* else ", line) for line in _in_loop_bodies(src)),
+    }
+    seen = collections.Counter()
+    for seed in range(1000):
+        src, planted, _, _ = branches.generate(seed)
+        for name, found in forms.items():
+            seen[name] += found(src, planted)
+    assert all(seen[name] >= 3 for name in forms), seen

@@ -196,6 +196,74 @@ def _returns_array(helper: Helper) -> bool:
     return bool(verdicts) and all(verdicts)
 
 
+def returns_new(call: ast.Call, ctx) -> bool:
+    """Whether ``call`` calls a function the resolver knows every ``return`` of which gives values
+    that share no memory with its parameters (nor with anything outside it): ``n = unit(t)`` is
+    then a new array, as ``n = t / np.linalg.norm(t)`` would be, not a view of ``t``."""
+    resolver = getattr(ctx, "helpers", None)
+    if resolver is None:
+        return False
+    try:
+        found = resolver.resolve(call.func, ctx)
+    except Exception:
+        return False
+    if not isinstance(found, Helper):
+        return False
+    key = ("new", found.key)
+    got = _cache.get(key, _MISSING)
+    if got is not _MISSING:
+        return got
+    if key in _local.proving or len(_local.proving) >= MAX_DEPTH:
+        return False
+    _local.proving = (*_local.proving, key)
+    try:
+        result = _returns_new(found)
+    except Exception:  # reading a helper must never turn a refusal into a crash
+        result = False
+    finally:
+        _local.proving = _local.proving[:-1]
+    if len(_cache) > 1024:
+        _cache.clear()
+    _cache[key] = result
+    return result
+
+
+def _returns_new(helper: Helper) -> bool:
+    from ..analyze import entry_context
+    from . import owned
+    from .plan import _facts
+
+    try:
+        fn, ctx = entry_context(helper.text, helper.path, first_line=helper.first_line,
+                                imports=helper.imports, helpers=helper.resolver)
+    except (SyntaxError, ValueError):
+        return False
+    if fn.decorator_list or isinstance(fn, ast.AsyncFunctionDef):
+        return False
+    facts = _facts(fn)
+    fl = owned._Flows(fn, ctx)
+    family: set[str] = set()
+    for node in owned._walk_scope(fn):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Return) and node.value is not None:
+            family |= owned.shares(node.value, ctx)
+    todo = list(family)
+    while todo:  # every name that may share memory with a returned one, through any binding
+        cur = todo.pop()
+        for a, b, *_ in fl.edges:
+            for x, y in ((a, b), (b, a)):
+                if x == cur and y not in family:
+                    family.add(y)
+                    todo.append(y)
+    for m in family:
+        if m in facts.params or m in facts.declared or m not in facts.stores:
+            return False
+        if any(unknown is not None for _, _, unknown, _ in fl.stores.get(m, ())):
+            return False
+    return True
+
+
 def _short(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 

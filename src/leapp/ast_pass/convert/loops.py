@@ -136,9 +136,12 @@ def _plan_while(node, ctx):
     in_body = set().union(*(paths.loads(s) for s in node.body))
     # an iteration that may leave a name as it was and reads it (an inner converted `if` selects
     # between its new value and the old one, as paths.live_after judges inside a loop) carries it
+    inner_ifs = [s for s in ast.walk(ast.Module(body=list(node.body), type_ignores=[])) if isinstance(s, ast.If)]
     carried = {n for n in assigned
                if n in in_test or paths.live_after(facts, n, node)
-               or (got := paths.reads_first(node.body, n)) == "read" or (got == "open" and n in in_body)}
+               or (got := paths.reads_first(node.body, n)) == "read"
+               or (got == "open" and n in in_body and any(n in _stored([s]) and paths.live_after(facts, n, s)
+                                                          for s in inner_ifs))}
     defined = paths.definitely_before(facts, node)
     for name in sorted(carried - defined):
         at = min(p for p in facts.stores[name] if _inside_node(p, node))[0] + ctx.positions.line_offset

@@ -252,6 +252,9 @@ class _Flows:
         if name in _ALIASING_BUILTINS:
             return self._args(call)
         if helpers.verdict(call, ctx) is None:  # a function leapp proved free of side effects
+            if helpers.returns_new(call, ctx):  # every `return` of it makes a new array
+                self._args(call)
+                return set()
             return self._args(call)  # (it may return an argument)
         if isinstance(f, ast.Attribute):
             self._consume(f.value)
@@ -306,21 +309,46 @@ def flows(facts, fn, ctx) -> _Flows:
     return got
 
 
+def shares(e, ctx) -> set[str]:
+    """Names whose array the value of the expression ``e`` may be or share memory with (``t0``,
+    ``t0[1:]``, ``t0.reshape(-1)``, ``a if c else t0``; not ``t0 * 2`` nor ``np.where(c, t0, y)``)."""
+    probe = _Flows.__new__(_Flows)
+    probe.ctx, probe.stmt, probe.escapes = ctx, e, []
+    return probe.sources(e)[0]
+
+
+def _only_after(stmt, at, facts) -> bool:
+    """Whether ``stmt`` starts after the statement ``at`` ends, and no loop holds both (a loop's
+    next iteration would run it before ``at``)."""
+    if (stmt.lineno, stmt.col_offset) < (at.end_lineno, at.end_col_offset):
+        return False
+    cur = facts.parents.get(at)
+    while cur is not None and not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(cur, (ast.For, ast.AsyncFor, ast.While)) and _within(stmt, cur):
+            return False
+        cur = facts.parents.get(cur)
+    return True
+
+
 def _within(stmt, node) -> bool:
     """``stmt`` is one of the statements inside the ``if`` ``node`` (its branches, not its test)."""
     return stmt is not node and (node.lineno, node.col_offset) <= (stmt.lineno, stmt.col_offset) <= (
         node.end_lineno, node.end_col_offset)
 
 
-def refusal(name: str, node, arm, facts, fn, ctx) -> str | None:
+def refusal(name: str, node, arm, facts, fn, ctx, at=None) -> str | None:
     """Why the branch ``arm`` of the ``if`` ``node`` may not write into ``name`` on a private copy
-    (None: it may). The reason names the property and, where it is a binding, its line."""
+    (None: it may). The reason names the property and, where it is a binding, its line. ``at``: the
+    statement that writes; a binding that runs only after it (`w = t[1:]` later, outside any loop
+    around the write) shares the array ``name`` holds then, whose values NumPy's and the select's
+    agree on, so it links nothing to the written array."""
     fl = flows(facts, fn, ctx)
     def array(b) -> bool:  # every binding of b is an array: `b[i] = v` copies v's values into it
         got = [st for st in fl.stores.get(b, ()) if not _within(st[0], node)]
         return bool(got) and all(u is None and v is not None and ctx.is_array(v) for _, _, u, v in got)
 
-    edges = [e for e in fl.edges if not _within(e[2], node) and not (e[4] and array(e[1]))]
+    edges = [e for e in fl.edges if not _within(e[2], node) and not (e[4] and array(e[1]))
+             and not (at is not None and _only_after(e[2], at, facts))]
     family, via = {name}, {}
     todo = [name]
     while todo:

@@ -170,6 +170,30 @@ def _reads_first_one(s, name) -> str:
     return "open"
 
 
+def _next_iteration_reads(loop, name: str) -> bool:
+    """Whether the loop's next test or iteration (or its `else`) may read ``name`` before assigning
+    it; True where a `break`/`continue` in its body makes its paths other than its blocks."""
+    if any(isinstance(n, (ast.Break, ast.Continue)) for n in _walk_own(loop.body)):
+        return True
+    if isinstance(loop, ast.While) and name in loads(loop.test):
+        return True
+    if reads_first(loop.orelse, name) == "read":
+        return True
+    if not isinstance(loop, ast.While) and name in {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}:
+        return False  # the next item is assigned to it first
+    return reads_first(loop.body, name) == "read"
+
+
+def _walk_own(stmts):
+    """The nodes of ``stmts``, not those of the loops and scopes inside them (their `break` is theirs)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (*_LOOPS, *_SCOPES)):
+            stack.extend(ast.iter_child_nodes(n))
+
+
 def live_after(facts, name: str, node) -> bool:
     """Whether some path after ``node`` reads ``name`` before assigning it."""
     cur = node
@@ -183,7 +207,10 @@ def live_after(facts, name: str, node) -> bool:
         if parent is None or isinstance(parent, _SCOPES):
             return False
         if isinstance(parent, _LOOPS) and name in loads(parent):
-            return True  # the next iteration (or the loop's test) may read it
+            if _next_iteration_reads(parent, name):
+                return True  # the next iteration (or the loop's test) may read it
+            # every later iteration assigns it before reading it (a temporary of the body: `if c: d
+            # = ...; x = x - d`): only the code after the loop may read what this one left
         if isinstance(parent, (ast.Try, ast.With, ast.AsyncWith, ast.Match, ast.match_case)) \
                 and name in loads(parent):
             return True

@@ -197,11 +197,14 @@ class _Checker:
                 self.refuse(s, "has a statement that is only a call, kept for its side effect")
         elif t is ast.If:
             self.expr(s.test)
-            before = set(self.fresh)
+            before, prior = set(self.fresh), set(self.rebound)
             self.block(s.body, returns=returns, loops=loops)
-            after_body, self.fresh = self.fresh, before
+            # the `else` starts from what held before the `if`: a name the body rebound to another's
+            # array is still the block's own there (`if d: t = y` / `else: t[0] = 0` writes its copy)
+            (after_body, self.fresh), (rebound_body, self.rebound) = (self.fresh, before), (self.rebound, prior)
             self.block(s.orelse, returns=returns, loops=loops)
             self.fresh &= after_body
+            self.rebound |= rebound_body
         elif t is ast.While and not s.orelse:  # bounded on data (convert.loops checks its bound), or plain
             self.expr(s.test)
             self.loop_body(s, s.body, "none", loops)
@@ -253,7 +256,24 @@ class _Checker:
         self.block(body, returns=returns, loops=loops + 1)
         # a name every iteration binds to a new array is not rebound to another's value by the loop
         self.rebound -= (stored & self.fresh) - prior
-        self.fresh = (self.fresh - stored) | (before & self.fresh & stored)
+        # nor one the block made before the loop that the loop binds only to new arrays (`t = y * 2`
+        # / `while ...: if c: t = -y`): on every path it holds an array the block made
+        made = {n for n in stored & before - prior if self.binds_new_only(loop, n)}
+        self.rebound -= made
+        self.fresh = (self.fresh - stored) | (before & self.fresh & stored) | made
+
+    def binds_new_only(self, loop, name) -> bool:
+        """Whether every binding of ``name`` in ``loop`` (its target included) is ``name = <a new
+        array>``."""
+        stores = sum(1 for n in ast.walk(loop)
+                     if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
+        new = 0
+        for s in ast.walk(loop):
+            if isinstance(s, ast.Assign) and self.is_fresh(s.value):
+                names = [t.id for t in s.targets if isinstance(t, ast.Name)]
+                if len(names) == len(s.targets):
+                    new += names.count(name)
+        return stores == new
 
     def target(self, target, stmt):
         for n in ast.walk(target):
@@ -281,7 +301,7 @@ class _Checker:
                               "that array (write into a new array: `r = r.copy()` first)")
         if name is None or self.owner is None or name in self.rebound:
             self.refuse(stmt, what + shared)
-        why = self.owner(name)
+        why = self.owner(name, stmt)
         if why is not None:
             self.refuse(stmt, f"{what}, and {why}")
         self.claimed.add(name)
@@ -334,6 +354,8 @@ class _Checker:
             new = canon in _FRESH or canon in owned.NEW_ARRAYS or getattr(table.lookup(q), "kind", "") == "ufunc"
             return new and not any(k.arg == "out" for k in e.keywords) and (copies is None or (
                 isinstance(copies, ast.Constant) and copies.value is True))
+        if q is None and helpers.returns_new(e, self.ctx) and helpers.verdict(e, self.ctx) is None:
+            return True  # a helper proven free of side effects whose every `return` makes a new array
         f = e.func
         if not (isinstance(f, ast.Attribute) and self.arrayish(f.value)):
             return False
@@ -529,7 +551,7 @@ def plan_if(node: ast.If, ctx) -> Branch:
 def _arm_checker(ctx, where, node, arm, facts, fn, *, guarded: bool = False) -> _Checker:
     """A branch's checker that may write into a local array on a private copy (convert.owned);
     ``guarded``: an arm of an `if`, where the solvers of table.guards run guarded."""
-    return _Checker(ctx, where, owner=lambda name: owned.refusal(name, node, arm, facts, fn, ctx),
+    return _Checker(ctx, where, owner=lambda name, at=None: owned.refusal(name, node, arm, facts, fn, ctx, at),
                     guarded=guarded)
 
 
@@ -807,17 +829,17 @@ def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_
     """The other half: an arm that binds an output to another name's array (``w = t0``, ``w =
     t0[1:]``) makes ``w`` that array in NumPy, so an update in place of ``t0`` after the `if`
     changes ``w`` too; the select hands on a new array, which the update does not reach."""
-    probe = _Checker(ctx, "")
     for i, body in enumerate(bodies[:len(ends)]):
         fresh, _ = ends[i]
         for name in outputs:
             if name in fresh or name not in _stored(body):
                 continue
-            sources = {n.id for st in ast.walk(ast.Module(body=list(body), type_ignores=[]))
-                       if isinstance(st, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and st.value is not None
-                       for value in _bound_to(name, st)  # `w = t0`, `w, k = t0, x`, `w: T = t0`
-                       if not probe.is_fresh(value)  # `w = t0 + y` is a new array
-                       for n in ast.walk(value) if isinstance(n, ast.Name) and n.id != name}
+            # the arrays a binding of `name` may share (`t0`, `t0[1:]`, `w, k = t0, x`), not those it
+            # computes from (`w = t0 + y`, `w = np.where(c, x, t0)`)
+            sources = {n for st in ast.walk(ast.Module(body=list(body), type_ignores=[]))
+                       if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
+                       for value in _bound_to(name, st)
+                       for n in owned.shares(value, ctx) if n != name}
             for source in sorted(sources):
                 line = _updated_after(fn, node, source, facts.parents)
                 if line is not None:
@@ -864,6 +886,8 @@ def _updated_after(fn, node, name, parents) -> int | None:
         return t.id if isinstance(t, ast.Name) else None
 
     def rebinds(st) -> bool:
+        if isinstance(st, ast.If):  # `if c: t = A` / `else: t = B` binds it on every path
+            return name in _definitely_assigned([st])
         targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(
             st, (ast.AnnAssign, ast.For)) else []
         return any(isinstance(t, ast.Name) and t.id == name for t in targets)
@@ -1199,51 +1223,49 @@ def plan_ifexp(node: ast.IfExp, ctx, ordinal: int) -> Branch:
         if holds_marker(ctx.source):
             raise _Refused(f"a line of the source already ends with leapp's marker `{MARKER.strip()} N`")
         _BoolTest(ctx).check(node.test)
-        body = _Checker(ctx, "the value before `if`", guarded=True)
-        body.expr(node.body)
-        orelse = _Checker(ctx, "the value after `else`", guarded=True)
-        orelse.expr(node.orelse)
-        _check_ifexp_aliases(node, ctx, [(body, node.body, "the value before `if`"),
-                                         (orelse, node.orelse, "the value after `else`")])
+        _Checker(ctx, "the value before `if`", guarded=True).expr(node.body)
+        _Checker(ctx, "the value after `else`", guarded=True).expr(node.orelse)
+        if ctx.functions:
+            _check_ifexp_updated_after(node, ctx)
     except _Refused as exc:
         return Branch("ifexp", line, col, local, "refused", str(exc))
     return Branch("ifexp", line, col, local, "select")
 
 
-def _check_ifexp_aliases(node, ctx, arms) -> None:
-    """``w = t0 if c else x * 2``: in NumPy ``w`` is ``t0``'s array where ``c`` holds, so an update
-    in place after it of ``w`` (``w[0] = v``, ``w += d``) changes ``t0`` too, and one of ``t0``
-    changes ``w``; the select hands on a new array, which neither update reaches. Refused where an
-    arm's value is an existing array (a name, a view of one) and such an update follows."""
-    if not ctx.functions:
-        return
+def _check_ifexp_updated_after(node: ast.IfExp, ctx) -> None:
+    """``w = t0 if c else y * 2`` makes ``w`` ``t0``'s array in NumPy (or a view of it: ``t0[1:]``),
+    so an update in place of ``t0`` or of ``w`` after the statement reaches the other one; the
+    select hands on a new array, which it does not reach (as _check_aliases_updated_after for an
+    `if`'s arm)."""
     fn = ctx.functions[-1]
     facts = _facts(fn)
     stmt = _statement_of(node, facts.parents)
-    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        return  # the value is used where it is (a call's operand, a return, an update's operand)
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+        return
+    arms = owned.shares(node.body, ctx) | owned.shares(node.orelse, ctx)
+    held = arms & owned.shares(stmt.value, ctx)  # the value the statement binds may be an arm's array
+    if not held:
+        return
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    bound = sorted({n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)})
-    for checker, value, where in arms:
-        if checker.is_fresh(value):
-            continue
-        sources = sorted({n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)})
-        if not sources:
-            continue  # a constant: a Python value has no array to share
-        for name in [*bound, *sources]:
-            line = _updated_after(fn, stmt, name, facts.parents)
-            if line is None:
-                continue
-            if name in bound and sources == [name]:  # `y = y if c else y * 2; y += 1`: the update
-                held = owned.refusal(name, stmt, [], facts, fn, ctx)  # reaches the old array in NumPy
-                if held is None:  # which nothing else holds: the same values
-                    continue
-                raise _Refused(f"{where} keeps `{name}`'s array, which is updated in place after it (line "
-                               f"{line + ctx.positions.line_offset}), and {held}: a select hands on a new "
-                               f"array, which that update does not reach (update it with `{name} = {name} + ...`)")
+    names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    for name in names:
+        for source in sorted(held - {name}):
+            line = _updated_after(fn, stmt, source, facts.parents)
             if line is not None:
                 raise _Refused(
-                    f"{where} is `{ast.unparse(value)}`, an array that exists already, and `{name}` is updated "
-                    f"in place after it (line {line + ctx.positions.line_offset}): in NumPy the result and "
-                    f"`{sources[0]}` are one array there, which the update changes for both, but a select hands "
-                    f"on a new array (write `{ast.unparse(value)}.copy()`, or update with `{name} = {name} + ...`)")
+                    f"it binds `{name}` to `{source}`'s array, which is updated in place after it (line "
+                    f"{line + ctx.positions.line_offset}): in NumPy `{name}` sees that update, but a select hands "
+                    f"on a new array, which it does not reach (write `{source}.copy()` in the conditional "
+                    f"expression, or update `{source}` with `{source} = {source} + ...`)")
+        line = _updated_after(fn, stmt, name, facts.parents)
+        if line is None:
+            continue
+        others = sorted(held - {name})
+        # `q = q if c else -q`: the array `q` held before, if nothing else holds it (convert.owned)
+        why = (f"it binds `{name}` to `{others[0]}`'s array" if others else
+               owned.refusal(name, stmt, [], facts, fn, ctx))
+        if why is not None:
+            raise _Refused(
+                f"`{name}` is updated in place after it (line {line + ctx.positions.line_offset}) and {why}: a "
+                f"select hands on a new array, so NumPy's update of the array `{name}` was bound to would be "
+                f"lost (write `.copy()` in the conditional expression, or update it with `{name} = {name} + ...`)")
