@@ -10,8 +10,10 @@ wrote the bytes the buffer already held (a filter of an all-zero input into ``np
 is nothing to see.
 
 So the guard here does not look for the mechanism: given traced data that depends on the inputs,
-a call whose result (or part of it) depends on none is run again by NumPy, outside the trace, on
-copies of its arguments with each traced array's values redrawn. If what it returns then differs
+a call whose result (or part of it) depends on none is run again by NumPy, outside the trace:
+first on copies of its arguments as they are, which must give the value the graph holds (else the
+result is no function of the arguments, ``np.empty``'s bytes or a random draw, and nothing is
+judged), then with each input-dependent array's values redrawn. If what it returns then differs
 from the value the graph would hold, the values came from the arguments through code leapp did
 not record: refused at the call (``UntracedCallError``; a warning outside strict mode). A call
 that really returns a constant (a buffer of zeros of the input's shape) returns it again and
@@ -47,14 +49,15 @@ def check_result(trace, fn, args, kwargs, result, name, loc) -> None:
         return  # a call on constants: its result is a constant
     if not _safe_to_repeat(fn, given):
         return
+    # the control: on the same values the call must give what the graph holds, or what it returns
+    # is not a function of its arguments (np.empty's bytes, a random draw): then no judgement
+    same = _run(fn, _redrawn((args, kwargs), None, trace))
+    if same is None or len(same) != len(out) or not all(_same(out[i], same[i]) for i in fixed):
+        return
     rng = np.random.default_rng(0)
     for _ in range(_ATTEMPTS):
-        try:
-            again_args, again_kwargs = _redrawn((args, kwargs), rng, trace)
-            with state.suspended(), np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                again = _leaves(fn(*again_args, **again_kwargs))
-        except Exception:
+        again = _run(fn, _redrawn((args, kwargs), rng, trace))
+        if again is None:
             return  # not values the call takes: no judgement (the differential check has its own)
         departs: int | None = fixed[0]
         if len(again) == len(out):
@@ -69,6 +72,17 @@ def check_result(trace, fn, args, kwargs, result, name, loc) -> None:
                        f"NumPy functions leapp traces, or compute it outside and pass it in as an input")
             record.report(trace, "untraced", name, loc, message, UntracedCallError, UntracedCallWarning)
             return
+
+
+def _run(fn, call) -> list | None:
+    """The leaves of ``fn(*args, **kwargs)`` run by NumPy outside the trace, or None if it raised."""
+    args, kwargs = call
+    try:
+        with state.suspended(), np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return _leaves(fn(*args, **kwargs))
+    except Exception:
+        return None
 
 
 def _leaves(value) -> list:
@@ -101,9 +115,9 @@ def _safe_to_repeat(fn, given) -> bool:
 def _redrawn(value, rng, trace):
     """``value`` with each traced array that depends on the inputs redrawn, as plain arrays; the
     rest (a constant handed in: a covariance, a model matrix) keeps its values, copied."""
-    if isinstance(value, TracedNpArray):
+    if isinstance(value, TracedNpArray):  # rng None: the same values, as plain copies
         plain = np.ndarray.view(value, np.ndarray).copy()
-        return _redraw(plain, rng) if constness.value_depends_on_inputs(trace, value) else plain
+        return _redraw(plain, rng) if rng is not None and constness.value_depends_on_inputs(trace, value) else plain
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
