@@ -133,32 +133,7 @@ def returns_array(call: ast.Call, ctx) -> bool:
     The body is read in order with the dataflow rules (a name assigned in either arm of an
     ``if`` counts as assigned); each function is read once. A function with no ``return`` of a
     value, or one that also returns a non-array (``None``, a Python number), is not."""
-    resolver = getattr(ctx, "helpers", None)
-    if resolver is None:
-        return False
-    try:
-        found = resolver.resolve(call.func, ctx)
-    except Exception:
-        return False
-    if not isinstance(found, Helper):
-        return False
-    key = ("returns", found.key)
-    got = _cache.get(key, _MISSING)
-    if got is not _MISSING:
-        return got
-    if key in _local.proving or len(_local.proving) >= MAX_DEPTH:
-        return False
-    _local.proving = (*_local.proving, key)
-    try:
-        result = _returns_array(found)
-    except Exception:  # typing a helper must never turn a lint into a crash
-        result = False
-    finally:
-        _local.proving = _local.proving[:-1]
-    if len(_cache) > 1024:
-        _cache.clear()
-    _cache[key] = result
-    return result
+    return _proved(call, ctx, "returns", _returns_array)
 
 
 def _returns_array(helper: Helper) -> bool:
@@ -200,6 +175,14 @@ def returns_new(call: ast.Call, ctx) -> bool:
     """Whether ``call`` calls a function the resolver knows every ``return`` of which gives values
     that share no memory with its parameters (nor with anything outside it): ``n = unit(t)`` is
     then a new array, as ``n = t / np.linalg.norm(t)`` would be, not a view of ``t``."""
+    return _proved(call, ctx, "new", _returns_new)
+
+
+def _proved(call, ctx, what: str, prove) -> bool:
+    """``prove(helper)`` for the function ``call`` calls, if the resolver knows it: read once per
+    function and property (cached), False while the same proof is under way (recursion) or past
+    ``MAX_DEPTH`` nested proofs, and False where reading it fails: a helper must never turn a
+    lint or a refusal into a crash."""
     resolver = getattr(ctx, "helpers", None)
     if resolver is None:
         return False
@@ -209,7 +192,7 @@ def returns_new(call: ast.Call, ctx) -> bool:
         return False
     if not isinstance(found, Helper):
         return False
-    key = ("new", found.key)
+    key = (what, found.key)
     got = _cache.get(key, _MISSING)
     if got is not _MISSING:
         return got
@@ -217,8 +200,8 @@ def returns_new(call: ast.Call, ctx) -> bool:
         return False
     _local.proving = (*_local.proving, key)
     try:
-        result = _returns_new(found)
-    except Exception:  # reading a helper must never turn a refusal into a crash
+        result = prove(found)
+    except Exception:
         result = False
     finally:
         _local.proving = _local.proving[:-1]
