@@ -840,15 +840,22 @@ def _check_aliases_updated_after(node, fn, ctx, facts, bodies, outputs, ends, n_
                        if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
                        for value in _bound_to(name, st)
                        for n in owned.shares(value, ctx) if n != name}
-            for source in sorted(sources):
-                line = _updated_after(fn, node, source, facts.parents)
-                if line is not None:
-                    raise _Refused(
-                        f"{_arm_name(i, n_arms)} binds `{name}` to `{source}`'s array, which is updated in place "
-                        f"after the `if` (line {line + ctx.positions.line_offset}): in NumPy `{name}` sees that "
-                        f"update, but a select hands on a new array, which it does not reach (write "
-                        f"`{name} = {source}.copy()` in the branch, or update `{source}` with "
-                        f"`{source} = {source} + ...`)")
+            _refuse_shared_updated(fn, node, facts, ctx, name, sources, _arm_name(i, n_arms), "the `if`",
+                                   lambda source, name=name: f"`{name} = {source}.copy()` in the branch")
+
+
+def _refuse_shared_updated(fn, node, facts, ctx, name, sources, who, after, fix) -> None:
+    """Refused where ``who`` (an arm, a conditional expression) binds ``name`` to the array of a
+    name in ``sources`` that is updated in place after ``node``: NumPy's ``name`` sees the update,
+    the select's new array does not."""
+    for source in sorted(sources):
+        line = _updated_after(fn, node, source, facts.parents)
+        if line is not None:
+            raise _Refused(
+                f"{who} binds `{name}` to `{source}`'s array, which is updated in place after {after} (line "
+                f"{line + ctx.positions.line_offset}): in NumPy `{name}` sees that update, but a select hands "
+                f"on a new array, which it does not reach (write {fix(source)}, or update `{source}` with "
+                f"`{source} = {source} + ...`)")
 
 
 def _bound_to(name, st) -> list:
@@ -1249,14 +1256,8 @@ def _check_ifexp_updated_after(node: ast.IfExp, ctx) -> None:
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
     for name in names:
-        for source in sorted(held - {name}):
-            line = _updated_after(fn, stmt, source, facts.parents)
-            if line is not None:
-                raise _Refused(
-                    f"it binds `{name}` to `{source}`'s array, which is updated in place after it (line "
-                    f"{line + ctx.positions.line_offset}): in NumPy `{name}` sees that update, but a select hands "
-                    f"on a new array, which it does not reach (write `{source}.copy()` in the conditional "
-                    f"expression, or update `{source}` with `{source} = {source} + ...`)")
+        _refuse_shared_updated(fn, stmt, facts, ctx, name, held - {name}, "it", "it",
+                               lambda source: f"`{source}.copy()` in the conditional expression")
         line = _updated_after(fn, stmt, name, facts.parents)
         if line is None:
             continue
