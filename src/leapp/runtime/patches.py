@@ -53,7 +53,7 @@ from . import (
 from .inputs import _NO_TENSOR_DTYPE
 from .ir import _is_internal
 from .names import function_name
-from .traced import TracedNpArray, _loc
+from .traced import TracedNpArray, _loc, in_arms
 
 _ALIASING = {"numpy.asarray", "numpy.asanyarray", "numpy.ascontiguousarray"}
 _SIZED = {"numpy.zeros", "numpy.ones", "numpy.empty", "numpy.full", "numpy.arange",
@@ -466,6 +466,8 @@ def _dispatch_handler(fn, args, kwargs):
                 and _traced_in(args, kwargs) and not isinstance(args[0] if args else None, TracedNpArray):
             # np.take(TABLE, idx): NumPy asks only some arguments for overrides (here TABLE), so a
             # traced operand elsewhere would be read by C code and the result frozen. Record it.
+            if getattr(trace, "path", None):
+                args, kwargs = in_arms(name, args, kwargs)
             result = fn(*args, **kwargs)
             if _has_traced(result):
                 return result

@@ -73,6 +73,31 @@ def _parse_site(site):
     return loc
 
 
+# NumPy functions taking an integer index array (its position): inside converted arms an index from
+# data may be out of range on the inputs that do not take them (runtime.branches.guarded_index)
+_INDEX_ARGUMENT = {"numpy.take": 1, "numpy.take_along_axis": 1}
+
+
+def in_arms(name, args, kwargs):
+    """The arguments of NumPy's ``name`` called inside converted arms (the trace's path is not
+    empty), where an input that does not take them must not make the graph raise: a solver's matrix
+    becomes ``np.where(path, m, I)`` (``branches.guarded``), an index array ``np.where(path, j, 0)``
+    (``branches.guarded_index``)."""
+    if name in GUARDED_LINALG:
+        from .branches import guarded
+
+        return guarded(name, args), kwargs
+    at = _INDEX_ARGUMENT.get(name)
+    if at is not None:
+        from .branches import guarded_index
+
+        if len(args) > at:
+            return (*args[:at], guarded_index(args[at]), *args[at + 1:]), kwargs
+        if "indices" in kwargs:
+            return args, {**kwargs, "indices": guarded_index(kwargs["indices"])}
+    return args, kwargs
+
+
 class TracedNpArray(np.ndarray):
     """An ndarray whose operations are recorded into a leapp trace."""
 
@@ -168,10 +193,8 @@ class TracedNpArray(np.ndarray):
         if state.current() is None:
             return func(*[record.plain(a) for a in args], **record.plain_kwargs(kwargs))
         name = function_name(func)
-        if name in GUARDED_LINALG and getattr(state.current(), "path", None):
-            from .branches import guarded  # inside converted arms: m -> np.where(path, m, I)
-
-            args = guarded(name, args)
+        if getattr(state.current(), "path", None):
+            args, kwargs = in_arms(name, args, kwargs)
         base = args[0] if args and isinstance(args[0], TracedNpArray) else None
         return record.record_call(name, func, args, kwargs, _loc(), view_base=base)
 
