@@ -69,6 +69,16 @@ def method(site, receiver, name, /, *args, **kwargs):
         local.site = previous
 
 
+def array_method(site, receiver, name, /, *args, **kwargs):
+    """``receiver.name(...)`` named like an ndarray method, in a converted branch, on a value the
+    static pass could not type (``obs["k"].min()``: a dict's value): both arms run while tracing, so
+    the receiver must be a NumPy array or scalar, whose method has no side effects; anything else
+    is refused at the call (``leapp.runtime.branches.array_method``)."""
+    if _handler is not None:
+        _branches().array_method(site, receiver, name)
+    return method(site, receiver, name, *args, **kwargs)
+
+
 def foreign(site, fn, /, *args, **kwargs):
     """``fn(*args, **kwargs)``: a call into other code given traced data, written at ``site``.
 
@@ -336,6 +346,14 @@ class BranchDispatch:
     (``compiler.library``)."""
 
     if_ = staticmethod(if_)
+
+    def array_method(self, site, receiver, name, /, *args, **kwargs):
+        """``array_method``, the call itself made by this object's ``method`` (the probe notes it)."""
+        if _handler is not None:
+            _branches().array_method(site, receiver, name)
+        return self.method(site, receiver, name, *args, **kwargs)
+
+    method = staticmethod(method)
     ifexp = staticmethod(ifexp)
     and_ = staticmethod(and_)
     or_ = staticmethod(or_)

@@ -64,13 +64,10 @@ STYLES = ("function", "function", "dict", "class", "closure")
 # reports a program that uses one as "skipped"; ``benchmarks/everyday.py`` runs them all. Remove an
 # entry as soon as its fix lands: the slice must then pass with the construct back in.
 KNOWN_ISSUES: dict[str, str] = {
-    # a branch among values the static pass cannot type (a dict input's, a nested function's): its
-    # test now converts once the trace sees it on data, but a method call on such a value in a test's
-    # `and`/`or` operand, an arm or the code after an early return (`obs["k"].min()`, `history.astype(...)`)
-    # is refused as one leapp "cannot show is free of side effects" (LP202, named): a false refusal
-    "branch_untyped": "methods of values the static pass cannot type, in a converted branch (LP202)",
+    # (empty) "branch_untyped", methods of values the static pass cannot type in a converted branch
+    # (`obs["k"].min()`), was refused as not shown free of side effects until such a call ran under
+    # the runtime's check that its receiver is NumPy's (dispatch.array_method)
 }
-
 
 @dataclass
 class Leaf:
@@ -1198,7 +1195,7 @@ def _branch(g):
     for _ in range(4):
         if g.rnd.choices(funcs, weights)[0](g):
             if g.style == "dict" or "closure_helper" in g.constructs:
-                g.constructs.add("branch_untyped")  # see KNOWN_ISSUES
+                g.constructs.add("branch_untyped")  # counted apart: the static pass cannot type them
             return True
     return False
 

@@ -17,6 +17,7 @@ import textwrap
 import tokenize
 
 from .convert.helpers import ModuleResolver
+from .convert.plan import guarded_calls
 from .deep import in_deep, run_deep
 from .diagnostics import Analysis, Diagnostic
 from .parsing import parse
@@ -177,6 +178,8 @@ def _analyze(source: str, path: str, *, scope, first_line, include_functions, im
     diags = [d for d in walker.diagnostics if selected(d.code, select, ignore)
              and not _suppressed(d, d.line - first_line + 1, per_line, file_wide)]
     result.diagnostics = sorted(set(diags), key=lambda d: (d.line, d.col, d.code))
+    for call in guarded_calls(walker):
+        walker.record_guarded(call)
     result.branches = sorted(walker.branches, key=lambda b: (b.line, b.col))
     result.sites = sorted((s for s, _, _ in walker.sites.values()), key=lambda s: (s.line, s.col))
     return result

@@ -62,16 +62,17 @@ class _Router(cst.CSTTransformer):
         where, kind = target
         site = self._string(where)
         name = self._string(updated.func.attr.value) if isinstance(updated.func, cst.Attribute) else None
-        if site is None or (kind == "method" and name is None):
+        method = kind in ("method", "array_method")
+        if site is None or (method and name is None):
             return updated
         spaces = None
-        if kind == "method" and isinstance(updated.func, cst.Attribute):
+        if method and isinstance(updated.func, cst.Attribute):
             # x.sum(axis=0) -> _leapp.method("site", x, "sum", axis=0); a line break around the
             # dot (a chain written over several lines) moves to the commas, so lines stay put
             dot = updated.func.dot
             head = [updated.func.value, name]
             spaces = [None, dot.whitespace_before, dot.whitespace_after]
-            dispatcher = "method"
+            dispatcher = kind  # array_method: the runtime checks the receiver is NumPy's
         elif kind in ("function", "foreign"):
             head, dispatcher = [updated.func], "call" if kind == "function" else "foreign"
         else:

@@ -147,10 +147,19 @@ class Walker(Facts):
         return self.function_depth > 0
 
     # --- sites --------------------------------------------------------------
-    def _record_site(self, call: ast.Call) -> None:
+    def record_guarded(self, call: ast.Call) -> None:
+        """A method call a converted branch runs on a value the pass could not type (``obs["k"].min()``):
+        routed through ``dispatch.array_method``, which checks the value is NumPy's (convert.plan)."""
+        known = self.sites.get(id(call))
+        if known is None or known[0].kind == "foreign":  # the check holds more than the foreign one
+            self._record_site(call, guarded=True)
+
+    def _record_site(self, call: ast.Call, guarded: bool = False) -> None:
         q = self.call_name(call)
         kind = "function"
-        if q is None or not (q.startswith("numpy.") or q in table.TABLE):
+        if guarded:
+            q, kind = "ndarray." + call.func.attr, "array_method"  # type: ignore[attr-defined]
+        elif q is None or not (q.startswith("numpy.") or q in table.TABLE):
             f = call.func
             if not (isinstance(f, ast.Attribute) and f.attr in NDARRAY_METHODS and self.is_array(f.value)):
                 if self.in_function and self.foreign_call(call):

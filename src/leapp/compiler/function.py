@@ -447,6 +447,8 @@ class CompiledFunction(Generic[P, R]):
         names = list(self._signature.parameters) if self._signature else []
         self._probe.reset()
         static_errors = self._static_problems()
+        if self.source is not None:
+            src_mod.check_methods(self.source, self.name, np_args)
         with warnings.catch_warnings():
             # Collected and then raised together (strict) or warned once each, below.
             warnings.simplefilter("ignore", UntracedCallWarning)

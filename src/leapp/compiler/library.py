@@ -156,6 +156,11 @@ def _convert(fn, text, data_lines) -> Converted:
                                        imports=src_mod.imports_of(fn.__globals__),
                                        module_arrays=src_mod.module_arrays_of(fn.__globals__), convert=True,
                                        data_lines=data_lines, helpers=GlobalsResolver(fn))
+    unchecked = next((s for s in analysis.sites if s.kind == "array_method"), None)
+    if unchecked is not None:  # a copy routes no call, so nothing would check the receiver at runtime
+        return Converted(name, path, None, reason=f"a branch on data calls `.{unchecked.name.split('.')[-1]}()` "
+                                                  f"(line {unchecked.line}) on a value leapp cannot show is "
+                                                  "NumPy's array, so not free of side effects")
     dedented, indent = _dedent(text)
     if _fingerprint(_compile(fn, dedented, dedented, first, path, redirect=False)) != _fingerprint(code):
         return Converted(name, path, None, reason="its source does not compile to the code that runs "

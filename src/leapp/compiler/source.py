@@ -48,6 +48,8 @@ class Source:
     # file lines whose test the trace saw on traced data where the static pass could not type it
     # (``obs["state"].mean() > 0``: a dict's values): planned as branches on data (runtime/library_calls.py)
     data_lines: frozenset = frozenset()
+    # (name, def line) of the methods converted branches call as self.name(...): check_methods
+    methods: frozenset = frozenset()
 
     @property
     def branches(self):
@@ -106,12 +108,37 @@ def read(fn, convert: bool = True, data_lines=frozenset()) -> Source:
     first = fn.__code__.co_firstlineno
     imports = imports_of(fn.__globals__)
     arrays = module_arrays_of(fn.__globals__)
+    helpers = file_helpers(path, imports, fn.__globals__)
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
                                        module_arrays=arrays, convert=convert,
                                        module_state=module_state_of(fn.__globals__),
-                                       helpers=file_helpers(path, imports, fn.__globals__), data_lines=data_lines)
+                                       helpers=helpers, data_lines=data_lines)
     last = first + len(text.splitlines()) - 1
-    return Source(path, first, last, text, imports, analysis, arrays, convert=convert, data_lines=data_lines)
+    return Source(path, first, last, text, imports, analysis, arrays, convert=convert, data_lines=data_lines,
+                  methods=frozenset(helpers.methods))
+
+
+def check_methods(src: Source, name: str | None, args) -> None:
+    """The methods ``self.m(...)`` that converted branches call were proven from the class body's
+    ``def m`` (``convert.helpers.ModuleResolver._method``): the traced object's ``m`` must be that
+    def, not an attribute of its own or a subclass's override. Raises ConversionError."""
+    from ..errors import ConversionError
+
+    if not src.methods:
+        return
+    obj = args[0] if args else None
+    for attr, line in sorted(src.methods):
+        if obj is not None and attr not in getattr(obj, "__dict__", {}):
+            found = inspect.getattr_static(type(obj), attr, None)
+            code = getattr(found, "__code__", None)
+            if type(found) is types.FunctionType and code is not None and code.co_filename == src.path \
+                    and code.co_firstlineno == line:
+                continue
+        raise ConversionError(
+            f"leapp.compile({name}): a converted branch calls `self.{attr}(...)`, which leapp proved free "
+            f"of side effects from its def at {src.path}:{line}, but the traced object's `{attr}` is "
+            "another value (its own attribute, or a subclass's method). Compile the method where it "
+            "is defined, or pass convert_control_flow=False")
 
 
 def file_helpers(path: str, imports: dict, namespace: dict):

@@ -35,6 +35,20 @@ def _refuse(site, what):
     raise ConversionError(f"{site}: {what}")
 
 
+def array_method(site, receiver, name) -> None:
+    """``receiver.name()`` in a converted branch (``dispatch.array_method``): the static pass could
+    not type the receiver, and let the branch convert on the promise that it is NumPy's array or
+    scalar, whose methods of that name have no side effects. Anything else (a dict's ``copy``, an
+    object's own ``mean``, an ndarray subclass overriding it) is refused here, at the call."""
+    if isinstance(receiver, (np.ndarray, np.generic)):
+        owner = next((k for k in type(receiver).__mro__ if name in k.__dict__), None)
+        if owner is not None and (owner.__module__ or "").split(".")[0] in ("numpy", "leapp"):
+            return
+    _refuse(site, f"the converted branch calls `.{name}()` on a {type(receiver).__qualname__}, not a NumPy "
+                  "array: leapp cannot show that call is free of side effects, and converted branches "
+                  "run both arms. Compute it before the `if`, or select values with `np.where`")
+
+
 def _test(site, test):
     if test.ndim != 0:
         _refuse(site, f"the test is an array of shape {test.shape}; NumPy refuses its truth value "

@@ -266,6 +266,44 @@ class ModuleResolver:
         # (``scope_of(tree)``) resolve names in its defs
         self.bound = bound  # leapp.compile: bound(name, line) says the running module's `name` is that def
         self._defs: dict | None = None  # found on the first call asked about: most files have none
+        # (name, line) of the methods ``self.name(...)`` resolved to, in the class around the method
+        # analysed: leapp.compile checks the traced object's `name` is that def (compiler/source.py)
+        self.methods: set[tuple[str, int]] = set()
+
+    def _method(self, func: ast.Attribute, ctx):
+        """``self.name(...)`` in a method defined in a class body of this file, ``self`` its first
+        parameter and never rebound: the one plain ``def name`` of that class body (the object's
+        own attribute or a subclass could hold another: leapp.compile checks the traced object)."""
+        fns = getattr(ctx, "functions", None) or []
+        receiver = func.value.id  # type: ignore[attr-defined]
+        if not fns or self.tree is None:
+            return None
+        entry = fns[0]
+        params = [*entry.args.posonlyargs, *entry.args.args]
+        if not params or params[0].arg != receiver:
+            return None
+        if any(receiver in _bindings(n) + _declared(n) for f in fns for n in ast.walk(f) if n is not f) or \
+                any(receiver in {a.arg for a in ast.walk(f.args) if isinstance(a, ast.arg)} for f in fns[1:]):
+            return None  # rebound, or shadowed by an inner function's parameter
+        shape = ast.dump(entry)  # positions apart: the analysed text may be the def alone
+        classes = [c for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef) and any(
+            isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == entry.name and ast.dump(s) == shape
+            for s in c.body)]
+        if len(classes) != 1:
+            return None
+        cls = classes[0]
+        bound = [n for s in cls.body for n in ast.walk(s) if func.attr in _bindings(n)]
+        defs = [s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == func.attr]
+        if len(bound) != 1 or len(defs) != 1:
+            return None
+        fn = defs[0]
+        if fn.decorator_list:
+            return f"`{cls.name}.{func.attr}` is decorated"
+        text = "".join(self.text.splitlines(keepends=True)[fn.lineno - 1:fn.end_lineno])
+        at = fn.lineno + self.offset
+        self.methods.add((func.attr, at))
+        return Helper((self.path, at, hash(text), "method"), f"{cls.name}.{func.attr}", text, self.path, at,
+                      self.imports, self)
 
     def defs(self) -> dict:
         if self._defs is None:
@@ -291,10 +329,10 @@ class ModuleResolver:
             base = self.imports.get(func.value.id)
             if base is not None and f"{base}.{func.attr}" in MATH_FUNCTIONS and _unbound(func.value.id, ctx):
                 return PURE  # `math.acos(a)` in a file that imports math: recorded as np.arccos
-            return None
+            return self._method(func, ctx)
+        if isinstance(func, ast.Name) and not _unbound(func.id, ctx):
+            return _nested(func.id, ctx, self)
         if not isinstance(func, ast.Name) or func.id not in self.defs():
-            return None
-        if not _unbound(func.id, ctx):
             return None
         fn = self.defs()[func.id]
         if fn.decorator_list:
@@ -305,6 +343,40 @@ class ModuleResolver:
             return f"`{func.id}` is not, at run time, the function defined at line {line}"
         key = (self.path, line, hash(text), self.bound is not None)  # checked at run time or not
         return Helper(key, func.id, text, self.path, line, self.imports, self)
+
+
+def _nested(name: str, ctx, resolver):
+    """``name`` bound by the innermost function around the call that binds it: a Helper when the
+    one binding is a ``def`` standing in that function's body (``def _apply(v): return v * gain``,
+    a closure), else None. Python calls that def whenever the call runs after it; what its body
+    reads from the closure cannot make it write, and the proof treats every name it reads as
+    unknown."""
+    for outer in reversed(getattr(ctx, "functions", None) or []):  # innermost first
+        counts: dict[str, int] = {}
+        for node in ast.walk(outer):
+            for bound in _bindings(node) + _declared(node):
+                counts[bound] = counts.get(bound, 0) + 1
+        params = {a.arg for a in ast.walk(outer.args) if isinstance(a, ast.arg)}
+        if counts.get(name, 0) == 0 and name not in params:
+            continue
+        defs = [s for s in outer.body if isinstance(s, ast.FunctionDef) and s.name == name]
+        if counts.get(name) != 1 or len(defs) != 1 or name in params:
+            return None
+        break
+    else:
+        return None
+    fn = defs[0]
+    if fn.decorator_list:
+        return f"`{name}` is decorated"
+    text = "".join(ctx.source.splitlines(keepends=True)[fn.lineno - 1:fn.end_lineno])
+    line = ctx.positions.start(fn)[0]
+    return Helper((resolver.path, line, hash(text), "nested"), name, text, resolver.path, line,
+                  resolver.imports, resolver)
+
+
+def _declared(node) -> list[str]:
+    """Names a ``nonlocal`` declaration may rebind from a nested function."""
+    return list(node.names) * 2 if isinstance(node, ast.Nonlocal) else []
 
 
 def _unbound(name: str, ctx) -> bool:

@@ -44,7 +44,8 @@ array_equal any all count_nonzero median percentile quantile average interp poly
 linalg.norm linalg.det linalg.slogdet linalg.eigh linalg.eig linalg.eigvalsh linalg.eigvals linalg.svd
 linalg.qr linalg.inv linalg.pinv linalg.solve linalg.cholesky linalg.lstsq linalg.matrix_power
 linalg.multi_dot linalg.cross linalg.outer linalg.vector_norm linalg.matrix_norm linalg.matrix_rank
-digitize searchsorted take take_along_axis bincount isin argwhere flatnonzero lexsort
+digitize searchsorted take take_along_axis bincount isin argwhere flatnonzero lexsort roll pad append
+insert delete convolve correlate
 """.split())
 # ndarray methods whose result is new (no view of the receiver).
 _NEW_METHODS = frozenset("""
@@ -343,9 +344,20 @@ def refusal(name: str, node, arm, facts, fn, ctx, at=None) -> str | None:
     around the write) shares the array ``name`` holds then, whose values NumPy's and the select's
     agree on, so it links nothing to the written array."""
     fl = flows(facts, fn, ctx)
-    def array(b) -> bool:  # every binding of b is an array: `b[i] = v` copies v's values into it
+    def array(b, seen=()) -> bool:  # every binding of b is an array: `b[i] = v` copies v's values into it
         got = [st for st in fl.stores.get(b, ()) if not _within(st[0], node)]
-        return bool(got) and all(u is None and v is not None and ctx.is_array(v) for _, _, u, v in got)
+        return bool(got) and all(u is None and v is not None and makes_array(v, (*seen, b)) for _, _, u, v in got)
+
+    def makes_array(v, seen) -> bool:  # an array, whatever the walker knows at the `if`: `t * 2` where
+        if ctx.is_array(v) or (isinstance(v, ast.Call) and helpers.returns_array(v, ctx)):  # every
+            return True  # binding of t (some after the `if`) is one
+        if isinstance(v, ast.Name):
+            return v.id not in seen and array(v.id, seen)
+        if isinstance(v, ast.BinOp):  # with an array operand NumPy makes an array (a list's `*` does not)
+            return makes_array(v.left, seen) or makes_array(v.right, seen)
+        if isinstance(v, ast.UnaryOp):
+            return makes_array(v.operand, seen)
+        return False
 
     edges = [e for e in fl.edges if not _within(e[2], node) and not (e[4] and array(e[1]))
              and not (at is not None and _only_after(e[2], at, facts))]

@@ -137,6 +137,8 @@ class _Refused(Exception):
 class _Checker:
     """Proves a block free of side effects and of raising; raises _Refused with the reason."""
 
+    may_guard = True  # may route a call for the runtime to check (``guardable``)
+
     def __init__(self, ctx, where: str, owner=None, *, guarded: bool = False):
         self.ctx, self.where = ctx, where
         self.guarded = guarded  # an arm of a converted `if` or conditional expression: the linalg
@@ -155,6 +157,20 @@ class _Checker:
 
     def refuse(self, node, what) -> NoReturn:
         raise _Refused(f"{self.where} {what} (line {self.line(node)})")
+
+    def guardable(self, call) -> bool:
+        """``v.min()`` on a value ``v`` the static pass cannot type (a dict input's value, a nested
+        function's result): named like a NumPy method that writes nothing, it is routed through
+        ``dispatch.array_method``, which refuses it while tracing unless ``v`` is NumPy's array or
+        scalar (``guard_calls``). Not in a helper's body, which the compiled function's rewrite
+        does not route."""
+        f = call.func
+        return self.may_guard and self.ctx.call_name(call) is None and isinstance(f, ast.Attribute) \
+            and f.attr in NDARRAY_METHODS and f.attr not in _WRITING_METHODS
+
+    def runs_checked(self, call) -> bool:
+        """Whether ``call`` runs under the runtime's check that its receiver is NumPy's."""
+        return any(entry[0] is call for entry in guard_calls(self.ctx))
 
     def arrayish(self, e) -> bool:
         if self.ctx.is_array(e):
@@ -357,7 +373,7 @@ class _Checker:
         if q is None and helpers.returns_new(e, self.ctx) and helpers.verdict(e, self.ctx) is None:
             return True  # a helper proven free of side effects whose every `return` makes a new array
         f = e.func
-        if not (isinstance(f, ast.Attribute) and self.arrayish(f.value)):
+        if not (isinstance(f, ast.Attribute) and (self.arrayish(f.value) or self.runs_checked(e))):
             return False
         if f.attr == "copy":
             return not e.args
@@ -418,6 +434,9 @@ class _Checker:
         why = helpers.verdict(call, ctx)  # a function whose source leapp reads: proven, recursively
         if why is None:
             return
+        if self.guardable(call):  # obs["k"].min(): the runtime checks it is NumPy's method
+            guard_calls(ctx).append([call, None])
+            return
         shown = f"`{text}`" if q is not None else f"`{text}()`"
         self.refuse(call, f"calls {shown}, which leapp cannot show is free of side effects"
                           + (f": {why}" if why else ""))
@@ -426,6 +445,8 @@ class _Checker:
 class _HelperChecker(_Checker):
     """A function a branch calls (``convert.helpers``): its ``raise``/``assert`` are decided by its
     own tests, which leapp sees while tracing when they are on data; a ``try`` would hide one."""
+
+    may_guard = False
 
     def stmt(self, s, *, returns, loops):
         if isinstance(s, (ast.Raise, ast.Assert)):
@@ -536,6 +557,33 @@ def elif_nodes(node) -> list:
 
 def _ends_in_return(body) -> bool:
     return bool(body) and isinstance(body[-1], ast.Return)
+
+
+def guard_calls(ctx) -> list:
+    """[call, Branch] for the calls a branch's checker let through on the runtime's check
+    (``_Checker.guardable``); the Branch is filled in when its plan is done (``tag_guard_calls``)
+    and the rewrite routes the calls of converted ones (``guarded_calls``)."""
+    calls = ctx.__dict__.get("_guard_calls")
+    if calls is None:
+        calls = ctx._guard_calls = []
+    return calls
+
+
+def tag_guard_calls(ctx, mark: int, branch: Branch) -> None:
+    """The calls recorded since ``mark`` were checked for ``branch`` (a nested branch's own, planned
+    inside it, are already tagged with that branch)."""
+    for entry in guard_calls(ctx)[mark:]:
+        if entry[1] is None:
+            entry[1] = branch
+
+
+def guarded_calls(ctx) -> list:
+    """The calls to route through ``dispatch.array_method``: those checked for a converted branch."""
+    seen: dict = {}
+    for call, branch in guard_calls(ctx):
+        if branch is not None and branch.converted:
+            seen[id(call)] = call
+    return list(seen.values())
 
 
 def plan_if(node: ast.If, ctx) -> Branch:

@@ -327,6 +327,15 @@ class ArrayTruthTest(Rule):
         """The conversion plan for this test's `if` or conditional expression (None: another construct)."""
         from ..convert import plan
 
+        mark = len(plan.guard_calls(ctx))
+        branch = self._plan(test, construct, ctx)
+        if branch is not None:
+            plan.tag_guard_calls(ctx, mark, branch)
+        return branch
+
+    def _plan(self, test, construct, ctx):
+        from ..convert import plan
+
         if construct == "`if` test":
             node = ctx.__dict__.get("_cf_ifs", {}).get(id(test))
             if node is None:
