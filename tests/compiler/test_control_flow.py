@@ -176,10 +176,29 @@ def array_test(x):
     return x
 
 
+def int_or_array(x):
+    if x.sum() > 0:
+        k = 3
+    else:
+        k = np.ones(2, np.int16)
+    return x * k
+
+
+def label_or_array(x):
+    if x.sum() > 0:
+        k = "gain"
+    else:
+        k = np.ones(2, np.float32)
+    return k
+
+
 @pytest.mark.parametrize("fn,words", [
     (dtype_differs, "dtypes float64 and float32"),
     (shape_differs, "shapes (1,) and (2,)"),
     (array_test, "the test is an array of shape (2,)"),
+    # the advice fits the value: an int of the other arm's dtype, and no NumPy scalar for a string
+    (int_or_array, "write np.int16(3) rather than 3"),
+    (label_or_array, "a str cannot be selected: compute it outside the traced code"),
 ])
 def test_what_a_select_would_change_is_refused_with_the_site(fn, words):
     cf = leapp.compile(fn)

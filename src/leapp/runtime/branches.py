@@ -225,8 +225,7 @@ def select(site, cond, a, b, where):
             if out is not None:
                 return out
         _refuse(site, f"the branches give{where} {_kind(a)} and {_kind(b)}; a select needs arrays "
-                      "of one dtype and shape (write np.float32(1.0) rather than 1.0 for a value "
-                      "the branches choose between)")
+                      f"of one dtype and shape ({_advice(a, b)})")
     if (math_calls.weak(a) is None) != (math_calls.weak(b) is None) or math_calls.weak(a) is not None:
         out = math_calls.select_weak(cond, a, b, site)
         if out is None:
@@ -263,6 +262,21 @@ def _same_plain(a, b) -> bool:
         return bool(a == b) and repr(a) == repr(b)
     except Exception:
         return False
+
+
+def _advice(a, b) -> str:
+    """What to write instead, for the value of the two that is not an array: a NumPy scalar of the
+    other's dtype for a Python number or bool, else keep it out of what the branches choose."""
+    plain, other = (a, b) if not isinstance(a, (np.ndarray, np.generic)) else (b, a)
+    if isinstance(plain, (bool, int, float, complex)):
+        kind = {bool: "b", int: "iu", float: "f", complex: "c"}.get(type(plain), "f")  # (an int subclass: f)
+        if isinstance(other, (np.ndarray, np.generic)) and other.dtype.kind in kind:
+            dtype = other.dtype.name
+        else:
+            dtype = {"b": "bool_", "iu": "int64", "f": "float64", "c": "complex128"}[kind]
+        return f"write np.{dtype}({plain!r}) rather than {plain!r} for a value the branches choose between"
+    what = "None" if plain is None else f"a {type(plain).__name__}"
+    return f"{what} cannot be selected: compute it outside the traced code, or give the same value on both branches"
 
 
 def _kind(v) -> str:
