@@ -467,11 +467,17 @@ class CompiledFunction(Generic[P, R]):
             try:
                 library.begin(self._probe.library)
                 for _ in range(library.MAX_RETRACES + 1):  # library code reached converts, then again
-                    with watch():  # a fresh one each time: a library's branch traces again
-                        traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
-                            self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
-                                self._traceable, np_args, np_kwargs, names=names, strict=False,
-                                name=self.name, constants=constants, on_retrace=on_retrace))
+                    failed: LeappError | None = None
+                    try:
+                        with watch():  # a fresh one each time: a library's branch traces again
+                            traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
+                                self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
+                                    self._traceable, np_args, np_kwargs, names=names, strict=False,
+                                    name=self.name, constants=constants, on_retrace=on_retrace))
+                    except ProblemsError:
+                        raise
+                    except LeappError as exc:  # refused at once: converting what it met first may help
+                        failed = exc
                     if user is not None and user.fresh:  # its own tests on data the static pass missed
                         user.fresh = False
                         self.source = src_mod.read(self.fn, convert=True,
@@ -481,11 +487,14 @@ class CompiledFunction(Generic[P, R]):
                         self._probe.reset()
                         continue
                     if self._probe.library is None or not self._probe.library.retrace():
+                        if failed is not None:
+                            raise failed
                         break
                     self._probe.reset()
             except LeappError as exc:
-                if static_errors:
-                    raise ProblemsError([*static_errors, f"while tracing: {exc}"]) from exc
+                earlier = getattr(exc, "leapp_earlier", [])  # the trace's problems before the refusal
+                if static_errors or earlier:
+                    raise ProblemsError([*static_errors, *earlier, f"while tracing: {exc}"]) from exc
                 raise
             except Exception as exc:
                 self._raised_only_when_traced(exc, np_args, np_kwargs)

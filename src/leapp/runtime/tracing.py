@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import EscapeError, EscapeWarning, OutputTypeError
+from ..errors import EscapeError, EscapeWarning, LeappError, OutputTypeError, ProblemsError
 from . import conventions, escapes, math_calls, patches, record, scalar_args, state
 from .inputs import check_graph_dtype
 from .ir import Problem, Trace, _copy_array
@@ -261,7 +261,11 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
                 _check_unwritten(trace, key, mapping[path])
             math_calls.check_weak_uses(trace)
             conventions.check(trace)
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, LeappError) and not isinstance(exc, ProblemsError) and trace.problems:
+            # refused at once (ndarray.view(Vector) in a library): what the trace met before it (a
+            # raise guard on data there) is part of the answer (leapp.compiler.function._trace)
+            exc.leapp_earlier = [str(p) for p in trace.problems]  # type: ignore[attr-defined]
         # a refused or failed call leaves no traced array on the user's objects either
         del t_args, t_kwargs, mapping
         if trace.made is not None:

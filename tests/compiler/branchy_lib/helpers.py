@@ -85,3 +85,13 @@ def scaled_by_setting(x, settings):
     if x.sum() > 0:
         return x * settings.scale.max()
     return -x
+
+
+class Checked(np.ndarray):
+    """An ndarray subclass whose constructor guards its values, as scikit-spatial's objects do:
+    the guard is a branch on data, and `.view(cls)` is refused at once."""
+
+    def __new__(cls, a):
+        if not np.isfinite(a).all():
+            raise ValueError("finite values only")
+        return np.asarray(a).view(cls)
