@@ -135,3 +135,27 @@ def test_an_argmax_over_values_tied_within_a_tanh_ulp_is_judged_ill_conditioned(
     apart = np.array([1.0, 2.0, -1.0], np.float32)
     assert not everyday._ill_conditioned(reference, [apart], reference(apart), "float32")
     assert globals()["np"] is np  # the module is handed back
+
+
+W_COLUMN = np.array([[-0.171], [0.395], [0.144], [-1.334], [-0.031], [0.101]])
+
+
+def test_a_standardisation_of_rows_a_dot_product_made_equal_is_judged_ill_conditioned():
+    # everyday seed 99015248: NumPy's dot keeps the rows a repeat made equal bit for bit, torch's
+    # batched matmul does not (an ulp apart), and the standardisation over those rows divides that
+    # ulp by 1e-6: NumPy gives 0, the graph 5.6e-11. The input nudges keep the rows equal; only an
+    # accumulation rounded otherwise (_moves_with_accumulation) shows NumPy moves as much
+    def reference(x):
+        c = np.square(x)[None].repeat(2, axis=0).dot(W_COLUMN)
+        return (c - c.mean(axis=0, keepdims=True)) / (c.std(axis=0, keepdims=True) + 1e-6)
+
+    x = np.random.default_rng(3).normal(size=(3, 6))
+    assert everyday._moves_with_accumulation(reference, [x], reference(x), "float64")
+    assert everyday._ill_conditioned(reference, [x], reference(x), "float64")
+
+    def apart(x):  # the same products on rows that differ: nothing divides an ulp by 1e-6
+        c = np.square(x).dot(W_COLUMN)
+        return (c - c.mean(axis=0, keepdims=True)) / (c.std(axis=0, keepdims=True) + 1e-6)
+
+    assert not everyday._moves_with_accumulation(apart, [x], apart(x), "float64")
+    assert not everyday._ill_conditioned(apart, [x], apart(x), "float64")
