@@ -6,6 +6,8 @@ import textwrap
 
 from leapp.ast_pass import rewrite_source
 from leapp.ast_pass.convert.apply import added, own_lines
+from leapp.ast_pass.convert.helpers import ModuleResolver
+from leapp.ast_pass.resolve import make_scope
 from leapp.ast_pass.rewrite import IMPORT_LINE
 
 
@@ -28,11 +30,16 @@ def mismatches(compiled) -> list[str]:
     for qualname, src, text in compiled:
         # a test the trace saw on data where the static pass could not type it (a dict's value) is
         # converted with its line noted (``Source.data_lines``): the rewrite given the same lines
-        by_file.setdefault((src.path, text, src.convert, src.data_lines), []).append((qualname, src))
+        # (and a method whose traced object held another `self.m` than the def leapp read is read
+        # again without methods: ``Source.reads_methods``, the rewrite given the same resolver)
+        by_file.setdefault((src.path, text, src.convert, src.data_lines, src.reads_methods), []).append(
+            (qualname, src))
     out = []
-    for (path, text, convert, data_lines), items in by_file.items():
+    for (path, text, convert, data_lines, methods), items in by_file.items():
+        helpers = None if methods else ModuleResolver(None, text, path, {}, methods=False,
+                                                      scope_of=lambda tree: make_scope(tree.body, None).imports)
         shown = rewrite_source(text, path, include_functions=tuple(q for q, _ in items),
-                               convert=convert, data_lines=data_lines).splitlines()
+                               convert=convert, data_lines=data_lines, helpers=helpers).splitlines()
         offset = own_lines("\n".join(shown)) - len(text.splitlines())  # the dispatch import, when it was added
         own = []  # per shown line, the user's line it is or follows (lines a branch conversion added)
         count = 0

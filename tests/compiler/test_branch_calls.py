@@ -189,10 +189,11 @@ def test_a_method_with_a_side_effect_is_still_refused():
         Preprocessor().step_keeping(XS[0])
 
 
-def test_another_method_on_the_traced_object_is_refused():
+def test_another_method_on_the_traced_object_is_read_as_code_leapp_cannot_read():
     # the proof read Preprocessor._gate: an object whose own attribute, or whose subclass, holds
-    # another `_gate` would run code leapp never read (deleting source.check_methods builds a graph
-    # from the other function's trace, which nothing checked for side effects)
+    # another `_gate` would run code leapp never read. The source is then read again without
+    # methods, and the branch is refused as before (deleting the methods_hold check converts it and
+    # builds a graph from the other function's trace, which nothing checked for side effects)
     class Other(Preprocessor):
         def _gate(self, v, threshold=0.0):
             return v * 3.0
@@ -200,8 +201,12 @@ def test_another_method_on_the_traced_object_is_refused():
     p = Preprocessor()
     p._gate = lambda v, threshold=0.0: v
     for obj in (Other(), p):
-        with pytest.raises(ConversionError, match=r"calls `self\._gate\(\.\.\.\)`, which leapp proved"):
+        with pytest.raises(ProblemsError, match=r"the code after the early return calls `self\._gate\(\)`, "
+                                                r"which leapp cannot show is free of side effects"):
             obj.step(XS[0])
+    fresh = Preprocessor()  # the method's compiled function stays so: nothing it reads is trusted twice
+    with pytest.raises(ProblemsError, match=r"self\._gate"):
+        fresh.step(XS[1])
 
 
 # --- new arrays and guarded indices after an early return -----------------------------------

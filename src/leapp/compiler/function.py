@@ -447,8 +447,13 @@ class CompiledFunction(Generic[P, R]):
         names = list(self._signature.parameters) if self._signature else []
         self._probe.reset()
         static_errors = self._static_problems()
-        if self.source is not None:
-            src_mod.check_methods(self.source, self.name, np_args)
+        if self.source is not None and not src_mod.methods_hold(self.source, np_args):
+            # a method a branch calls is not the def leapp read, on this object: read the source again
+            # without methods, as code leapp cannot read (kept so for every later object)
+            self.source = src_mod.read(self.fn, convert=self.source.convert, data_lines=self.source.data_lines,
+                                       methods=False)
+            self._traceable = src_mod.build(self.fn, self.source, self._probe)
+            static_errors = self._static_problems()
         with warnings.catch_warnings():
             # Collected and then raised together (strict) or warned once each, below.
             warnings.simplefilter("ignore", UntracedCallWarning)
@@ -481,7 +486,11 @@ class CompiledFunction(Generic[P, R]):
                     if user is not None and user.fresh:  # its own tests on data the static pass missed
                         user.fresh = False
                         self.source = src_mod.read(self.fn, convert=True,
-                                                   data_lines=frozenset(self.source.data_lines | user.lines))
+                                                   data_lines=frozenset(self.source.data_lines | user.lines),
+                                                   methods=self.source.reads_methods)
+                        if not src_mod.methods_hold(self.source, np_args):
+                            self.source = src_mod.read(self.fn, convert=True, data_lines=self.source.data_lines,
+                                                       methods=False)
                         self._traceable = src_mod.build(self.fn, self.source, self._probe)
                         static_errors = self._static_problems()
                         self._probe.reset()

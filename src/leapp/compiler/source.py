@@ -48,8 +48,9 @@ class Source:
     # file lines whose test the trace saw on traced data where the static pass could not type it
     # (``obs["state"].mean() > 0``: a dict's values): planned as branches on data (runtime/library_calls.py)
     data_lines: frozenset = frozenset()
-    # (name, def line) of the methods converted branches call as self.name(...): check_methods
+    # (name, def line) of the methods branches call as self.name(...): methods_hold
     methods: frozenset = frozenset()
+    reads_methods: bool = True  # whether those are read at all (not once an object held another)
 
     @property
     def branches(self):
@@ -92,7 +93,7 @@ def _keep_interrupts(step):
 
 
 @_keep_interrupts
-def read(fn, convert: bool = True, data_lines=frozenset()) -> Source:
+def read(fn, convert: bool = True, data_lines=frozenset(), methods: bool = True) -> Source:
     """Lint ``fn``'s source as traced code. Raises NoSourceError with the reason."""
     if not isinstance(fn, types.FunctionType):
         raise NoSourceError(f"{fn!r} is not a Python function (a builtin, or already wrapped)")
@@ -108,40 +109,38 @@ def read(fn, convert: bool = True, data_lines=frozenset()) -> Source:
     first = fn.__code__.co_firstlineno
     imports = imports_of(fn.__globals__)
     arrays = module_arrays_of(fn.__globals__)
-    helpers = file_helpers(path, imports, fn.__globals__)
+    helpers = file_helpers(path, imports, fn.__globals__, methods=methods)
     analysis = ast_pass.analyze_source(text, path, scope="all", first_line=first, imports=imports,
                                        module_arrays=arrays, convert=convert,
                                        module_state=module_state_of(fn.__globals__),
                                        helpers=helpers, data_lines=data_lines)
     last = first + len(text.splitlines()) - 1
     return Source(path, first, last, text, imports, analysis, arrays, convert=convert, data_lines=data_lines,
-                  methods=frozenset(helpers.methods))
+                  methods=frozenset(helpers.methods), reads_methods=methods)
 
 
-def check_methods(src: Source, name: str | None, args) -> None:
-    """The methods ``self.m(...)`` that converted branches call were proven from the class body's
-    ``def m`` (``convert.helpers.ModuleResolver._method``): the traced object's ``m`` must be that
-    def, not an attribute of its own or a subclass's override. Raises ConversionError."""
-    from ..errors import ConversionError
-
+def methods_hold(src: Source, args) -> bool:
+    """The methods ``self.m(...)`` that branches call were proven from the class body's ``def m``
+    (``convert.helpers.ModuleResolver._method``): whether the traced object's ``m`` is that def, not
+    an attribute of its own or a subclass's override (else the compiler reads the source again
+    without them, and such branches are refused as code leapp did not read)."""
     if not src.methods:
-        return
+        return True
     obj = args[0] if args else None
-    for attr, line in sorted(src.methods):
-        if obj is not None and attr not in getattr(obj, "__dict__", {}):
-            found = inspect.getattr_static(type(obj), attr, None)
-            code = getattr(found, "__code__", None)
-            if type(found) is types.FunctionType and code is not None and code.co_filename == src.path \
-                    and code.co_firstlineno == line:
-                continue
-        raise ConversionError(
-            f"leapp.compile({name}): a converted branch calls `self.{attr}(...)`, which leapp proved free "
-            f"of side effects from its def at {src.path}:{line}, but the traced object's `{attr}` is "
-            "another value (its own attribute, or a subclass's method). Compile the method where it "
-            "is defined, or pass convert_control_flow=False")
+    if obj is None:
+        return False
+    for attr, line in src.methods:
+        if attr in getattr(obj, "__dict__", {}):
+            return False
+        found = inspect.getattr_static(type(obj), attr, None)
+        code = getattr(found, "__code__", None)
+        if not (type(found) is types.FunctionType and code is not None and code.co_filename == src.path
+                and code.co_firstlineno == line):
+            return False
+    return True
 
 
-def file_helpers(path: str, imports: dict, namespace: dict):
+def file_helpers(path: str, imports: dict, namespace: dict, methods: bool = True):
     """The module-level defs of ``path`` that a converted branch may call (``convert.helpers``):
     what ``leapp rewrite`` of that file resolves, so the two convert the same branches; a name
     ``namespace`` (the module's globals) binds to something else than that def is refused."""
@@ -156,7 +155,7 @@ def file_helpers(path: str, imports: dict, namespace: dict):
 
     text = "".join(linecache.getlines(path))
     return ModuleResolver(None, text, path, imports, scope_of=lambda tree: make_scope(tree.body, None).imports,
-                          bound=bound)
+                          bound=bound, methods=methods)
 
 
 def imports_of(namespace: dict) -> dict:
@@ -215,7 +214,9 @@ def build(fn, src: Source, probe) -> types.FunctionType:
     """``fn`` recompiled from its rewritten source, calling ``probe`` for every routed call."""
     src.rewritten = ast_pass.rewrite_source(src.text, src.path, scope="all", first_line=src.first_line,
                                             imports=src.imports, module_arrays=src.module_arrays,
-                                            convert=src.convert, helpers=file_helpers(src.path, src.imports, fn.__globals__),
+                                            convert=src.convert,
+                                            helpers=file_helpers(src.path, src.imports, fn.__globals__,
+                                                                 methods=src.reads_methods),
                                             data_lines=src.data_lines)
     src.routed = {site_string(src.path, s.line, s.col) for s in src.sites
                   if json.dumps(site_string(src.path, s.line, s.col)) in src.rewritten}

@@ -259,7 +259,7 @@ class ModuleResolver:
     binding of ``name`` anywhere in the module), when the calling scope does not bind ``name``."""
 
     def __init__(self, tree: ast.Module | None, text: str, path: str, imports: dict, first_line: int = 1,
-                 scope_of=None, bound=None):
+                 scope_of=None, bound=None, methods: bool = True):
         self.tree, self.text, self.path, self.imports = tree, text, path, dict(imports)
         self.offset = first_line - 1
         self.scope_of = scope_of  # with no tree: the file is parsed when first asked, and its imports
@@ -269,6 +269,7 @@ class ModuleResolver:
         # (name, line) of the methods ``self.name(...)`` resolved to, in the class around the method
         # analysed: leapp.compile checks the traced object's `name` is that def (compiler/source.py)
         self.methods: set[tuple[str, int]] = set()
+        self.reads_methods = methods  # False: self.name(...) is not resolved (an object held another)
 
     def _method(self, func: ast.Attribute, ctx):
         """``self.name(...)`` in a method defined in a class body of this file, ``self`` its first
@@ -276,7 +277,7 @@ class ModuleResolver:
         own attribute or a subclass could hold another: leapp.compile checks the traced object)."""
         fns = getattr(ctx, "functions", None) or []
         receiver = func.value.id  # type: ignore[attr-defined]
-        if not fns or self.tree is None:
+        if not fns or self.tree is None or not self.reads_methods:
             return None
         entry = fns[0]
         params = [*entry.args.posonlyargs, *entry.args.args]
