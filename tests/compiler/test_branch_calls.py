@@ -209,6 +209,50 @@ def test_another_method_on_the_traced_object_is_read_as_code_leapp_cannot_read()
         fresh.step(XS[1])
 
 
+class Chained:
+    def __init__(self):
+        self.offset = np.array([0.5, -0.5, 0.25])
+
+    def _inner(self, v):
+        return v * 0.5
+
+    def _outer(self, v):
+        return self._inner(v) + 1.0
+
+    @leapp.compile
+    def first(self, x):
+        e = np.sin(x - self.offset)
+        if np.linalg.norm(e) >= 1.1:
+            return np.zeros(3)
+        return self._outer(e)
+
+    @leapp.compile
+    def second(self, x):
+        e = np.cos(x - self.offset)
+        if np.linalg.norm(e) >= 1.1:
+            return np.zeros(3)
+        return self._outer(e)
+
+
+LOGGED: list = []
+
+
+class Logged(Chained):
+    def _inner(self, v):
+        LOGGED.append(v)  # a side effect the proof of Chained._inner never saw
+        return v * 0.5
+
+
+def test_a_method_a_proven_method_calls_is_checked_on_the_object_when_the_proof_is_cached():
+    # the proof of _outer (which calls self._inner) is made once, for `first`, and cached; `second`
+    # reuses it, and must still check _inner on its object. Without the methods kept with the
+    # cached proof (helpers._resolved_methods), Logged's _inner ran inside a converted branch
+    for x in XS:
+        same(Chained().first(x), Chained.first.fn(Chained(), x), rtol=0)
+    with pytest.raises(ProblemsError, match=r"self\._outer"):
+        Logged().second(XS[0])
+
+
 # --- new arrays and guarded indices after an early return -----------------------------------
 
 

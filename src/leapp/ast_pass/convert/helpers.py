@@ -57,6 +57,9 @@ class Helper:
 
 class _Local(threading.local):
     proving: tuple = ()  # the keys being proven, outermost first (a cycle is refused)
+    # per proof being made, the methods ``self.m(...)`` it resolved (ModuleResolver._method): kept
+    # with the cached verdict, so that a later analysis reusing it checks them on the traced object too
+    methods: tuple = ()
 
 
 _local = _Local()
@@ -86,20 +89,38 @@ def prove(helper: Helper) -> str | None:
     """None when ``helper``'s body is free of side effects (recursively); else the reason."""
     got = _cache.get(helper.key, _MISSING)
     if got is not _MISSING:
-        return got
+        result, methods = got
+        _resolved_methods(helper.resolver, methods)
+        return result
     if helper.key in _local.proving:
         return f"`{helper.name}` calls itself (directly or through another function)"
     if len(_local.proving) >= MAX_DEPTH:
         return f"`{helper.name}` is more than {MAX_DEPTH} calls deep"
     _local.proving = (*_local.proving, helper.key)
+    mine: set = set()
+    _local.methods = (*_local.methods, mine)
     try:
         result = _prove(helper)
     finally:
         _local.proving = _local.proving[:-1]
+        _local.methods = _local.methods[:-1]
     if len(_cache) > 1024:
         _cache.clear()
-    _cache[helper.key] = result
+    _cache[helper.key] = (result, frozenset(mine))
+    _resolved_methods(None, mine)
     return result
+
+
+def _resolved_methods(resolver, methods) -> None:
+    """``methods`` ((name, line) of ``self.m`` defs) were resolved for a proof: the analysis's
+    resolver and every proof being made around this one hold them (``ModuleResolver.methods``)."""
+    if not methods:
+        return
+    found = getattr(resolver, "methods", None)
+    if isinstance(found, set):
+        found.update(methods)
+    for outer in _local.methods:
+        outer.update(methods)
 
 
 _MISSING = object()
@@ -303,6 +324,7 @@ class ModuleResolver:
         text = "".join(self.text.splitlines(keepends=True)[fn.lineno - 1:fn.end_lineno])
         at = fn.lineno + self.offset
         self.methods.add((func.attr, at))
+        _resolved_methods(None, {(func.attr, at)})  # the proofs around this one hold it too
         return Helper((self.path, at, hash(text), "method"), f"{cls.name}.{func.attr}", text, self.path, at,
                       self.imports, self)
 
