@@ -262,10 +262,11 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
             math_calls.check_weak_uses(trace)
             conventions.check(trace)
     except BaseException as exc:
-        if isinstance(exc, LeappError) and not isinstance(exc, ProblemsError) and trace.problems:
+        causes = [p for p in trace.problems if p.kind != "frozen"]  # a frozen value is a consequence
+        if isinstance(exc, LeappError) and not isinstance(exc, ProblemsError) and causes:
             # refused at once (ndarray.view(Vector) in a library): what the trace met before it (a
             # raise guard on data there) is part of the answer (leapp.compiler.function._trace)
-            exc.leapp_earlier = [str(p) for p in trace.problems]  # type: ignore[attr-defined]
+            exc.leapp_earlier = [str(p) for p in causes]  # type: ignore[attr-defined]
         # a refused or failed call leaves no traced array on the user's objects either
         del t_args, t_kwargs, mapping
         if trace.made is not None:
