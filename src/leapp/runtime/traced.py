@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import dispatch, table
 from ..errors import EscapeError, EscapeWarning, UnsupportedArgumentError
-from ..table.guards import GUARDED_LINALG
+from ..table.guards import GUARDED_LINALG, INDEX_ARGUMENT
 from . import argcheck, constness, library_calls, record, scalar_args, state
 from .ir import Node as _Node
 from .ir import _frame_locs, _is_internal, frame_location, new_node, user_location
@@ -73,9 +73,6 @@ def _parse_site(site):
     return loc
 
 
-# NumPy functions taking an integer index array (its position): inside converted arms an index from
-# data may be out of range on the inputs that do not take them (runtime.branches.guarded_index)
-_INDEX_ARGUMENT = {"numpy.take": 1, "numpy.take_along_axis": 1}
 
 
 def in_arms(name, args, kwargs):
@@ -87,7 +84,7 @@ def in_arms(name, args, kwargs):
         from .branches import guarded
 
         return guarded(name, args), kwargs
-    at = _INDEX_ARGUMENT.get(name)
+    at = INDEX_ARGUMENT.get(name)
     if at is not None:
         from .branches import guarded_index
 

@@ -21,6 +21,10 @@ GUARDED_LINALG = frozenset({"numpy.linalg.inv", "numpy.linalg.solve", "numpy.lin
 # Of those, the ones a rectangular matrix is an input of: guarded with a rectangular identity.
 RECTANGULAR_LINALG = frozenset({"numpy.linalg.svd", "numpy.linalg.svdvals", "numpy.linalg.pinv",
                                 "numpy.linalg.matrix_rank"})
+# NumPy functions given an integer index array (its argument's position): inside converted arms an
+# index from data may be out of range on the inputs that do not take them, so it runs as
+# ``np.where(path, idx, 0)`` (``leapp.runtime.branches.guarded_index``), as a subscript's index does.
+INDEX_ARGUMENT = {"numpy.take": 1, "numpy.take_along_axis": 1}
 
 # NumPy calls that do not return on a matrix holding inf here (OpenBLAS's gesdd loops:
 # `np.linalg.svd(np.diag([np.inf, 1.0, 1.0]))` never ends). The export check does not run NumPy
