@@ -500,6 +500,9 @@ class CompiledFunction(Generic[P, R]):
                             raise failed
                         break
                     self._probe.reset()
+                else:  # the last retrace converted more and still failed: that refusal is the answer
+                    if failed is not None:
+                        raise failed
             except LeappError as exc:
                 earlier = getattr(exc, "leapp_earlier", [])  # the trace's problems before the refusal
                 if static_errors or earlier:
