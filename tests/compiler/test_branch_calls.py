@@ -351,3 +351,30 @@ def test_a_refusal_at_once_keeps_what_the_trace_met_before_it():
     for line in lines:
         assert f"helpers.py:{line}" in message
     assert "ndarray.view(Checked) cannot be traced" in message
+
+
+# --- the exported artifact ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn, calls", [
+    (closure_after_write, [(np.array([1.0, -2.0, 0.5]),), (np.array([4.0, -1.0, 0.0]),)]),
+    (roll_then_write, [(np.array([9.0, 8.0]), np.array([[1.0, 2.0], [3.0, 4.0]])),
+                       (np.array([9.0, 8.0]), np.array([[5.0, 0.0], [1.0, 1.0]]))]),
+    (take_after_early_return, [(np.array([-1, -3]),), (np.array([7, 2]),), (np.array([2, -3]),)]),
+    (item_write_after, [(np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.25, -1.0])),
+                        (np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0]))]),
+])
+def test_the_onnx_export_of_each_conversion_agrees_with_numpy(tmp_path, fn, calls):
+    # traced on the first call, exported, and run in onnxruntime on every call's inputs, the
+    # other side of each test included (the out-of-range index NumPy's early return avoids too)
+    import onnxruntime as ort
+
+    cf = leapp.compile(fn)
+    cf(*calls[0])
+    path = tmp_path / f"{fn.__name__}.onnx"
+    cf.export(path, "onnx")
+    session = ort.InferenceSession(str(path))
+    names = [i.name for i in session.get_inputs()]
+    for args in calls:
+        got = session.run(None, dict(zip(names, args, strict=True)))[0]
+        same(got, fn(*args), rtol=1e-12)
