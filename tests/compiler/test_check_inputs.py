@@ -53,3 +53,31 @@ def test_the_negated_input_of_a_0d_mask_is_a_0d_mask_negated():
     negated = tries[1][0][0]
     assert type(negated) is np.ndarray and negated.shape == () and not negated
     assert np.array_equal(tries[1][0][1], -X)
+
+
+def _stacked_blocks(arrays, n, seed):
+    stacks, copies = check._stacks(arrays, n, check._seeded(seed))
+    assert all(np.array_equal(s, c, equal_nan=True) and not np.shares_memory(s, c) for s, c in zip(stacks, copies, strict=True))
+    return [[s[i * a.shape[0]:(i + 1) * a.shape[0]] for s, a in zip(stacks, arrays, strict=True)]
+            for i in range(n + 1)]
+
+
+def test_the_stacked_inputs_are_the_generated_ones_bit_for_bit():
+    # the stacked run (check._agrees_stacked) and the runs one input at a time it falls back to
+    # must see the same inputs: one draw of the generator for all float arrays of an input
+    # (uniform given arrays of bounds) is the per-array draws, element by element, for every count
+    rng = np.random.default_rng(3)
+    singles = [rng.normal(size=(2, 4)).astype(np.float32), (rng.normal(size=(2, 3, 5)) * 1e6).astype(np.float32),
+               np.array([[np.nan, 1.0], [np.inf, -2.0]], np.float32), np.full((2, 1), 7.0, np.float32)]
+    doubles = [rng.normal(size=(3, 2)), np.array([[1e308, -1e308], [0.0, 1.0], [-0.0, 5e-324]])]
+    mixed = [singles[0], np.array([[3, -4], [5, 6]], np.int16), np.array([[True], [False]]),
+             np.array([[1], [250]], np.uint8), np.zeros((2, 0)), np.full((2, 1), 7.0, np.float16),
+             doubles[0][:2]]
+    for arrays in (singles, doubles, mixed, singles[:1], mixed[-2:]):
+        for n in (2, 3, 5):
+            tries = check.generated(tuple(arrays), {}, n, seed=11)
+            blocks = _stacked_blocks(arrays, n, seed=11)
+            for i, (t_args, _) in enumerate(tries):
+                for got, want in zip(blocks[i], t_args, strict=True):
+                    assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), (n, i)
+            assert all(np.array_equal(got, a, equal_nan=True) for got, a in zip(blocks[n], arrays, strict=True))

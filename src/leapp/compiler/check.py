@@ -16,6 +16,7 @@ culprit, is named with where it was frozen from).
 from __future__ import annotations
 
 import inspect
+import itertools
 import sys
 import threading
 import warnings
@@ -193,7 +194,9 @@ def _agrees_stacked(cf, graph, args, kwargs, n, seed) -> bool:
     if not rows or set(by_name) != set(node.input_names):
         return False
     rng = _seeded(seed)
-    stacks = {path: _stacked_values(a, n, rng) for path, a in arrays}
+    paths = [path for path, _ in arrays]
+    for_graph, for_numpy = _stacks([a for _, a in arrays], n, rng)
+    stacks = dict(zip(paths, for_graph, strict=True))
     if any(by_name[name] not in stacks for name in node.input_names):
         return False  # a scalar input
     total = rows * (n + 1)
@@ -203,7 +206,7 @@ def _agrees_stacked(cf, graph, args, kwargs, n, seed) -> bool:
         with torch.no_grad():
             got = run(*tensors)
         # NumPy's run on arrays of its own: the graph's outputs may be views of its inputs
-        call_args, call_kwargs = replace_leaves(args, kwargs, {p: v.copy() for p, v in stacks.items()})
+        call_args, call_kwargs = replace_leaves(args, kwargs, dict(zip(paths, for_numpy, strict=True)))
         result = loops.reference(cf)(*call_args, **call_kwargs)
         spec, outputs = output_structure(align(result, graph.traced.output_spec))
         if spec != graph.traced.output_spec:
@@ -220,26 +223,94 @@ def _agrees_stacked(cf, graph, args, kwargs, n, seed) -> bool:
     return True
 
 
-def _stacked_values(a, n, rng):
-    """``n`` generated values of the array ``a``, as ``generated`` makes them, then ``a`` itself,
-    stacked along the first axis: each written in place (no block made and then copied)."""
-    rows = a.shape[0]
-    out = np.empty((rows * (n + 1), *a.shape[1:]), a.dtype)
-    kind = a.dtype.kind
+# Float dtypes whose arrays' redraws can share one call of the generator (drawn in float64).
+_DRAWN_TOGETHER = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64))
+_layouts: dict = {}  # (sizes, n) -> _layout's index; a compiled function's signatures repeat
+
+
+def _stacks(arrays, n, rng) -> tuple[list, list]:
+    """Two copies (the graph's and NumPy's) of, per array of ``arrays``, its ``n`` generated values
+    as ``generated`` makes them (the same draws in the same order: each input's arrays in turn;
+    redrawn, negated, zeros, more redraws) followed by the array itself, stacked along the first
+    axis.
+
+    Where the arrays are non-empty floats of one dtype (the usual case), each block is made for
+    all arrays at once, in a row of one buffer (a redrawn input's arrays by one call of the
+    generator, with each array's bounds spread over its elements: ``samples._uniform``'s formula,
+    so the values one call per array draws, bit for bit), and one gather lays the rows out
+    array after array; a few calls in all, where one per array and block were most of the check's
+    bookkeeping on a small batch."""
+    dtype = arrays[0].dtype
+    if dtype not in _DRAWN_TOGETHER or any(a.dtype != dtype or not a.size for a in arrays):
+        stacks = _stacked_each(arrays, n, rng)
+        return stacks, [s.copy() for s in stacks]
+    sizes = tuple(a.size for a in arrays)
+    flat = np.concatenate([a.ravel() for a in arrays])
+    starts = [0, *itertools.accumulate(sizes[:-1])]
+    ranges = [samples.draw_range(a, lo, hi) for a, lo, hi in
+              zip(arrays, np.minimum.reduceat(flat, starts).tolist(),
+                  np.maximum.reduceat(flat, starts).tolist(), strict=True)]
+    lows = spans = None
+    rows = np.empty((n + 1, flat.size), dtype)
     for i in range(n):
-        block = out[i * rows:(i + 1) * rows]
-        if i == 1 and kind == "b":
-            np.logical_not(a, out=block)
-        elif i == 1 and kind in "fci":
-            np.negative(a, out=block)  # an integer's minimum wraps, as _negated's does
-        elif i == 2 and kind in "biufc":
-            block[...] = 0
+        if i == 1:
+            np.negative(flat, out=rows[1])
         elif i == 2:
-            block[...] = a
+            rows[2] = 0
         else:
-            block[...] = samples.redrawn(a, rng)
-    out[n * rows:] = a
-    return out
+            if lows is None:
+                bounds = np.repeat(np.array(ranges), sizes, axis=0)
+                lows, spans = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
+            rows[i] = lows + spans * rng.random(flat.size)  # samples._uniform's draw, per array
+    rows[n] = flat
+    order = _layout(sizes, n)
+    made = []
+    for _ in range(2):
+        laid = np.take(rows.reshape(-1), order)
+        made.append([laid[(n + 1) * start:(n + 1) * (start + a.size)].reshape(a.shape[0] * (n + 1), *a.shape[1:])
+                     for a, start in zip(arrays, starts, strict=True)])
+    return made[0], made[1]
+
+
+def _layout(sizes, n):
+    """The index into ``(n + 1, sum(sizes))`` rows (block after block, arrays side by side) that
+    lays them out array after array, each array's blocks one after the other."""
+    key = (sizes, n)
+    order = _layouts.get(key)
+    if order is None:
+        total, parts, start = sum(sizes), [], 0
+        for size in sizes:
+            parts.append((np.arange(n + 1)[:, None] * total + start + np.arange(size)).reshape(-1))
+            start += size
+        if len(_layouts) >= 64:
+            _layouts.clear()
+        order = _layouts[key] = np.concatenate(parts)
+    return order
+
+
+def _stacked_each(arrays, n, rng) -> list:
+    """``_stacks``' values made array by array (arrays of several dtypes, an empty one), each
+    block written in place; block after block, as ``generated`` draws them."""
+    stacks = [np.empty((a.shape[0] * (n + 1), *a.shape[1:]), a.dtype) for a in arrays]
+    for i in range(n):
+        for a, stack in zip(arrays, stacks, strict=True):
+            rows, kind = a.shape[0], a.dtype.kind
+            block = stack[i * rows:(i + 1) * rows]
+            if i == 1 and kind == "b":
+                np.logical_not(a, out=block)
+            elif i == 1 and kind in "fci":
+                np.negative(a, out=block)  # an integer's minimum wraps, as _negated's does
+            elif i == 1:
+                block[...] = samples.perturb(a, rng)
+            elif i == 2 and kind in "biufc":
+                block[...] = 0
+            elif i == 2:
+                block[...] = a
+            else:
+                block[...] = samples.redrawn(a, rng)
+    for a, stack in zip(arrays, stacks, strict=True):
+        stack[n * a.shape[0]:] = a
+    return stacks
 
 
 def _converts(cf) -> bool:

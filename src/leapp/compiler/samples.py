@@ -200,7 +200,15 @@ def _redraw(a, rng):
 
 def _uniform(a, rng):
     """Uniform in [min - span/2, max + span/2], so a wider range and both signs when near zero."""
-    lo, hi = float(a.min()), float(a.max())
+    low, high = draw_range(a, float(a.min()), float(a.max()))
+    # Generator.uniform's own formula, written out so that the check's stacked inputs, drawn for
+    # many arrays at once (check._stacks), are these bit for bit on every platform
+    return low + (high - low) * rng.random(a.shape)
+
+
+def draw_range(a, lo, hi):
+    """``(low, high)`` that ``_uniform`` draws the non-empty real array ``a`` in, given its minimum
+    ``lo`` and maximum ``hi`` (NaN where ``a`` holds one)."""
     if not (math.isfinite(lo) and math.isfinite(hi)):  # a NaN or an infinity: the range of the rest
         finite = a[np.isfinite(a)]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
@@ -210,7 +218,7 @@ def _uniform(a, rng):
     low, high = lo - span / 2, hi + span / 2
     if not math.isfinite(high - low):  # values near float64's limits: redraw inside their own range
         low, high = lo / 2, hi / 2
-    return rng.uniform(low, high, size=a.shape)
+    return low, high
 
 
 def map_arrays(value, fn):
