@@ -83,10 +83,10 @@ def branches(body: str, params: str = "x"):
     return y
     """, "draws random numbers"),
     ("""\
-    while x.sum() > 0:  # leapp: max-iterations=3
-        x = np.linalg.inv(x) - 1
+    while np.linalg.inv(x).sum() > 0:  # leapp: max-iterations=3
+        x = x - 1
     return x
-    """, "raises on some inputs (a singular matrix)"),  # in arms and around early returns it runs guarded; in a loop, not
+    """, "raises on some inputs (a singular matrix)"),  # guarded in arms, around early returns and in a loop's body; not in a test
     ("""\
     if x.sum() > 0:
         x = np.clip(x, 0, 1, out=x)

@@ -70,10 +70,10 @@ def loops(body: str):
     return y
     """, "`y` is assigned in the loop body and not before the `while`"),
     ("""\
-    while x.max() > 1:  # leapp: max-iterations=4
-        x = np.linalg.inv(x)
+    while np.linalg.inv(x).max() > 1:  # leapp: max-iterations=4
+        x = x / 2
     return x
-    """, "raises on some inputs (a singular matrix)"),
+    """, "raises on some inputs (a singular matrix)"),  # a test runs unguarded (its body, guarded)
     ("""\
     while x[np.argmax(x)] > 1:  # leapp: max-iterations=4
         x = x / 2

@@ -234,10 +234,10 @@ def refused_raise(m):
     return m
 
 
-def refused_solve(m, b):  # in arms and around early returns it runs guarded (test_guarded_select.py)
-    while b.sum() < 3:  # leapp: max-iterations=4
-        # (a loop body runs again once the loop has stopped: no path guards it)
-        b = np.linalg.solve(m, b) + 1
+def refused_solve(m, b):  # in arms, around early returns and in a loop's body it runs guarded
+    while np.linalg.solve(m, b).sum() < 3:  # leapp: max-iterations=4
+        # (a `while` test runs on every input, whichever stopped: no path guards it)
+        b = b + 1
     return b
 
 
@@ -273,8 +273,8 @@ def test_lint_names_the_property_that_failed(fn, words):
     lp202 = [d for d in cf.diagnostics if d.code == "LP202"]
     assert len(lp202) == 1 and "leapp cannot convert it" in lp202[0].message
     assert words in lp202[0].message
-    assert f"(line {fn.__code__.co_firstlineno + (3 if fn in (refused_inplace, refused_solve) else 2)})" \
-        in lp202[0].message
+    offset = 3 if fn is refused_inplace else 1 if fn is refused_solve else 2  # the call's own line
+    assert f"(line {fn.__code__.co_firstlineno + offset})" in lp202[0].message
 
 
 LIMITS = np.array([1.0, 2.0], F32)

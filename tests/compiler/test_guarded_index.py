@@ -47,6 +47,14 @@ def ternary_pick(x, j):
     return x[j, 1] if 0 <= j < x.shape[0] else x[0, 0]
 
 
+def walk(x, t):
+    s = np.zeros((), x.dtype)
+    while t < 4.0:  # leapp: max-iterations=5
+        s = s + x[t.astype(np.int64)]  # t reaches 4 (out of range) in the iterations after it stops
+        t = t + 1.0
+    return s
+
+
 def _f(dtype):
     return lambda a: a.astype(dtype) if a.dtype.kind == "f" else a
 
@@ -60,6 +68,10 @@ CASES = [
                   (np.array([3.0, np.nan, 1.0]),)]),
     (ternary_pick, [(np.arange(6.0).reshape(3, 2), np.int64(2)), (np.arange(6.0).reshape(3, 2), np.int64(7)),
                     (np.arange(6.0).reshape(3, 2), np.int64(-4))]),
+    # a bounded loop's body, guarded by its running mask
+    (walk, [(np.array([1.0, 2.0, 4.0, 8.0]), np.array(0.0)), (np.array([1.0, 2.0, 4.0, 8.0]), np.array(2.0)),
+            (np.array([1.0, 2.0, 4.0, 8.0]), np.array(-1.0)), (np.array([1.0, 2.0, 4.0, 8.0]), np.array(6.0)),
+            (np.array([np.nan, 2.0, 4.0, 8.0]), np.array(3.5))]),
 ]
 
 
@@ -106,17 +118,17 @@ def _runner(fmt, path, ort, torch):
     return lambda *a: loaded(*(torch.from_numpy(np.asarray(v)) for v in a))
 
 
-def a_loop_indexes(x, j):
+def a_loop_test_indexes(x, j):
     k = np.zeros((), x.dtype)
-    while x.sum() > 0 and k < 3:  # leapp: max-iterations=3
-        x = x - x[j]  # a stopped loop's iteration runs too, on no path: still refused
+    while x[j] > 0 and k < 3:  # leapp: max-iterations=3
+        x = x - 1.0  # the test runs on every input, whichever stopped: no running mask guards it
         k = k + 1
     return x
 
 
 def test_an_index_on_data_where_no_path_guards_it_is_still_refused():
     with pytest.raises(ProblemsError, match="indexes `x\\[j\\]` with an array"):
-        leapp.compile(a_loop_indexes)(np.array([1.0, 2.0], F32), np.int64(1))
+        leapp.compile(a_loop_test_indexes)(np.array([1.0, 2.0], F32), np.int64(1))
 
 
 def test_an_index_out_of_range_on_the_side_taken_raises_as_numpy_does():
@@ -128,7 +140,7 @@ def test_an_index_out_of_range_on_the_side_taken_raises_as_numpy_does():
         cf(np.array([1.0, 2.0, 3.0], F32), np.int64(-5))
 
 
-@pytest.mark.parametrize("fn", [c[0] for c in CASES] + [a_loop_indexes], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [c[0] for c in CASES] + [a_loop_test_indexes], ids=lambda f: f.__name__)
 def test_lint_says_what_compile_does(fn):
     import inspect
     from textwrap import dedent
@@ -138,4 +150,4 @@ def test_lint_says_what_compile_does(fn):
     source = "import numpy as np\n# leapp: trace\n" + dedent(inspect.getsource(fn))
     lint = [d.message for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
     compiled = [d.message for d in leapp.compile(fn, strict=False).diagnostics if d.code == "LP202"]
-    assert bool(lint) == bool(compiled) == (fn is a_loop_indexes)
+    assert bool(lint) == bool(compiled) == (fn is a_loop_test_indexes)

@@ -113,11 +113,42 @@ def test_the_code_after_an_early_return_runs_guarded_by_its_negated_test():
     assert "early `return` converted to a select" in cf.format_report()
 
 
-def test_in_a_loop_body_the_solvers_still_refuse():
-    # a bounded while's body runs again on inputs whose loop has stopped: no path guards it there
+def halve_by_solving(m, v):
+    k = np.zeros((), m.dtype)
+    while np.abs(v).max() > 1.0 and k < 4:  # leapp: max-iterations=4
+        v = np.linalg.solve(m, v) * 0.5
+        m = m * (np.abs(v).max() > 1.0)  # singular once the loop is about to stop
+        k = k + 1
+    return v
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+def test_in_a_loop_body_the_solvers_run_guarded_by_the_running_mask(dtype, tmp_path):
+    # an iteration after the loop stopped runs on the values kept, here a zero matrix: solve sees
+    # np.where(running, m, I) there (deleting the path entry in runtime.loops.while_ fails here:
+    # torch's solve raises on the kept singular matrix where NumPy's loop had stopped)
+    import onnxruntime as ort
+
+    v = np.array([4.0, 1.0, -3.0], dtype)
+    inputs = [(np.eye(3, dtype=dtype) * 0.25, v), (np.eye(3, dtype=dtype) * 2.0, v),
+              (np.eye(3, dtype=dtype), v * 0.1), (np.diag(np.array([4.0, 8.0, 2.0], dtype)), v * 9.0)]
+    cf = leapp.compile(halve_by_solving)
+    assert cf.diagnostics == [] and all(b.converted for b in cf.source.branches)
+    _agree(cf, halve_by_solving, inputs)
+    assert len(cf.graphs) == 1
+    cf.export(tmp_path / "loop.onnx", "onnx")
+    session = ort.InferenceSession(str(tmp_path / "loop.onnx"))
+    names = [i.name for i in session.get_inputs()]
+    for m, x in inputs:
+        (out,) = session.run(None, dict(zip(names, (m, x), strict=True)))
+        np.testing.assert_allclose(out, halve_by_solving(m, x), rtol=1e-6)
+
+
+def test_in_a_loop_test_the_solvers_still_refuse():
+    # a `while` test runs on every input, whichever has stopped: no running mask guards it
     source = "\n".join(["import numpy as np", "# leapp: trace", "def f(m, v):",
-                        "    while v.sum() < 3:  # leapp: max-iterations=4",
-                        "        v = np.linalg.solve(m, v) + 1", "    return v", ""])
+                        "    while np.linalg.solve(m, v).sum() < 3:  # leapp: max-iterations=4",
+                        "        v = v + 1", "    return v", ""])
     found = [d for d in analyze_source(source, "t.py").diagnostics if d.code == "LP202"]
     assert found and "raises on some inputs" in found[0].message
 

@@ -9,6 +9,10 @@ which refuses a change of dtype or shape). After the bound:
 
 - on the input being traced, a loop that would still run is refused
   (``ConversionError``): the example itself needs more iterations;
+- inside the body, a call that raises on some inputs (``table.guards``: a solver's matrix, an
+  index from data) runs guarded by the running mask, as in an arm of a converted ``if``
+  (``branches.guarded``): an iteration that already stopped computes on the values it kept, which
+  may be exactly those (a matrix gone singular) the loop stopped on;
 - for every other input the graph marks it: each carried float value becomes
   NaN where the loop would still run after the bound (NaN poisoning, in the
   graph, so every export format keeps it). A carried value that cannot hold
@@ -21,7 +25,7 @@ import numpy as np
 
 from .. import dispatch
 from ..errors import ConversionError
-from .branches import _bools, _test, concrete, not_taken, select, traced, untaken
+from .branches import _bools, _on_path, _test, concrete, not_taken, select, traced, untaken
 
 
 def while_(site, bound, test_fn, body_fn, args):
@@ -41,7 +45,8 @@ def while_(site, bound, test_fn, body_fn, args):
     for _ in range(max(bound - done, 0)):
         # an iteration that already stopped may divide by zero or leave math's domain; its values are dropped
         with np.errstate(all="ignore"), untaken(not concrete(running)):
-            new = tuple(body_fn(*values))
+            with _on_path(running, True):  # a solver's matrix, an index: guarded where it stopped
+                new = tuple(body_fn(*values))
             values = tuple(select(site, running, a, b, f" `{n}` (in an iteration and where the loop stopped)")
                            for n, a, b in zip(_names(names, values), new, values, strict=True))
             (more,) = _bools(site, [test_fn(*values)])

@@ -126,7 +126,8 @@ def _plan_while(node, ctx):
     test = loop_test(node, ctx)
     _BoolTest(ctx).check(test)
     _Checker(ctx, "the `while` test").expr(test)  # it also runs after the loop has stopped
-    _LoopChecker(ctx, "the loop body").block(node.body, returns="none")
+    # an iteration that stopped runs on the values it kept: its solvers and indices run guarded
+    _LoopChecker(ctx, "the loop body", guarded=True).block(node.body, returns="none")
     fn = ctx.functions[-1]
     facts = _facts(fn)
     assigned = _stored(node.body)

@@ -194,6 +194,14 @@ class ArrayTruthTest(Rule):
         Valid(src("""
             import numpy as np
             # leapp: trace
+            def f(m, b):
+                while b.sum() < 3:  # leapp: max-iterations=4
+                    b = np.linalg.solve(m, b) + 1  # guarded where the loop has stopped
+                return b
+            """)),
+        Valid(src("""
+            import numpy as np
+            # leapp: trace
             def f(m):
                 w, v = np.linalg.eigh(m)
                 if w[0] < 0:
@@ -268,8 +276,8 @@ class ArrayTruthTest(Rule):
             import numpy as np
             # leapp: trace
             def f(m, b):
-                while b.sum() < 3:  # leapp: max-iterations=4
-                    b = np.linalg.solve(m, b) + 1  # runs again on inputs whose loop has stopped
+                while np.linalg.solve(m, b).sum() < 3:  # leapp: max-iterations=4
+                    b = b + 1  # the test runs on every input, also where the loop has stopped
                 return b
             """), line=4),
         Invalid(src("""
