@@ -83,6 +83,7 @@ class Graph:
     validation: Any = None
     call: tuple[Any, ...] = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
     checked: int = 0  # generated inputs the default differential check compared it with NumPy on
+    set_aside: list[str] = field(default_factory=list)  # generated inputs the check did not judge, and why
     tier: Any = None  # compiler.tier.Tier with tier="auto"
     guards: Any = None  # compiler.guards.Guards: state read from outside, watched per call
     samples: list[Any] = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
@@ -201,6 +202,7 @@ class CompiledFunction(Generic[P, R]):
             lines += scalar_inputs_mod.describe(g.specialised, list(self._signature.parameters)
                                                 if self._signature else [])
             lines.append("  " + g.crosscheck.format("cross-check").replace("\n", "\n  "))
+            lines += [f"  differential check: set aside {why}" for why in g.set_aside]
             if g.validation is not None:
                 lines.append("  " + g.validation.describe().replace("\n", "\n  "))
             lines.append("  " + (g.tier.describe() if g.tier is not None else f"tier: {self.tier}"
@@ -562,7 +564,7 @@ class CompiledFunction(Generic[P, R]):
         if not self.check_n or any(p.kind == "escape" for p in graph.traced.problems):
             return
         np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
-        graph.checked, problems = check_mod.run(self, graph, np_args, np_kwargs, self.check_n)
+        graph.checked, problems, graph.set_aside = check_mod.run(self, graph, np_args, np_kwargs, self.check_n)
         if not problems:
             return
         if self.strict:

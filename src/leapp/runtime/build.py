@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import keyword
 import linecache
+import math
 import warnings
 from typing import Any
 
@@ -25,10 +26,10 @@ import torch.fx
 from torch.fx.node import map_arg as _map_arg
 from torch.fx.proxy import GraphAppendingTracer
 
-from ..errors import InternalError, LeappInternalWarning, UnsupportedArgumentError
+from ..errors import InternalError, LeappInternalWarning, ProblemsError, UnsupportedArgumentError
 from . import stale
 from .adapters import ADAPTERS, generic_ufunc
-from .dtypes import tensor_from_numpy, to_torch
+from .dtypes import tensor_from_numpy, to_numpy, to_torch
 from .ir import Node, format_loc
 
 
@@ -502,7 +503,59 @@ def _evaluate(gm, inputs):
     except NotImplementedError as exc:
         _refuse_unsigned(n, exc)
         raise
+    except torch.linalg.LinAlgError as exc:
+        _refuse_singular(n, values, exc)
+        raise
     return values, None
+
+
+# A matrix whose condition number times its dtype's eps is at least this is singular to that
+# precision as far as a solver is concerned: LAPACKs (their pivoting, blocking, growth) part on it
+# by rounding alone, one finding an exact zero pivot where another goes on.
+SINGULAR_TO_PRECISION = 1e-3
+
+
+def condition_number(matrix) -> float:
+    """The largest 2-norm condition number of ``matrix`` (a tensor or an array, batched or not),
+    computed in float64 or complex128; inf for an exactly singular one."""
+    a = matrix.detach().cpu().numpy() if isinstance(matrix, torch.Tensor) else np.asarray(matrix)
+    a = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    with np.errstate(all="ignore"):
+        try:
+            cond = float(np.max(np.linalg.cond(a)))
+        except np.linalg.LinAlgError:
+            return math.inf
+    return math.inf if math.isnan(cond) else cond
+
+
+def _refuse_singular(n, values, exc):
+    """torch's solver found a matrix of the traced sample singular (an exact zero pivot) where
+    NumPy's LAPACK, whose own rounding left that pivot nonzero, returned a value: a matrix singular
+    to its dtype's precision, on which the two answers are rounding. Refuse at the user's call,
+    with the matrix's condition number, rather than let torch's error look like the user's; a
+    matrix that is not singular to its precision explains nothing: that is leapp's error."""
+    if n is None:
+        return
+    call, where = n.meta.get("leapp_call", n.target), n.meta.get("leapp_source")
+    for operand in n.all_input_nodes:
+        value = values.get(operand)
+        if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[-1] == value.shape[-2] \
+                and value.numel() and value.is_floating_point():
+            cond = condition_number(value)
+            dtype = to_numpy(value.dtype)
+            eps = float(np.finfo(dtype).eps)
+            if cond * eps < SINGULAR_TO_PRECISION:
+                raise InternalError(
+                    f"{where}: {call}(...): torch's LAPACK found the graph's matrix singular on the traced "
+                    f"input where NumPy's returned a value, yet that matrix's condition number is "
+                    f"{cond:.1e} in {dtype}: not singular to its precision, so the graph's matrix is not "
+                    f"NumPy's (a leapp bug; please report it with cf.report()) ({exc})") from None
+            raise ProblemsError([
+                f"{where}: {call}(...) on the traced input: torch's LAPACK found its matrix singular where "
+                f"NumPy's returned a value; the matrix has condition number {cond:.1e} in {dtype} "
+                f"(1/eps = {1 / eps:.1e}): singular to that precision, where two LAPACKs part by rounding "
+                f"alone, so no graph reproduces NumPy's value. Trace on an input whose matrix is "
+                f"well-conditioned ({exc})"]) from None
 
 
 def _attr(gm, target):

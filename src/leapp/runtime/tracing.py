@@ -25,7 +25,7 @@ from .traced import TracedNpArray
 
 @dataclass
 class Traced:
-    node: CompiledNode
+    node: Any  # a CompiledNode; None where the trace only explains (keep_values): not lowered
     trace: Trace
     input_paths: list  # (path, name) for each array input, in placeholder order
     output_spec: object  # nested structure with output names at the leaves
@@ -304,7 +304,9 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
     else:
         code = getattr(fn, "__code__", None)  # where an input that something kept entered
         _report_escapes(trace, f"{code.co_name} at {code.co_filename}:{code.co_firstlineno}" if code else None)
-    node = CompiledNode.from_trace(trace)
+    # a trace that only explains (keep_values) is read for its nodes and values, never run: not
+    # lowered, so an input the graph cannot run on (a matrix torch finds singular) still explains
+    node = None if keep_values else CompiledNode.from_trace(trace)
     eager = rebuild(spec, as_scalars(trace.output_values, scalars))
     return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars, values)
 
