@@ -82,6 +82,7 @@ class Outcome:
     tests: int = 0
     both_ways: int = 0
     source: str = ""
+    seed_api: str = ""  # with check(seed_api=True): what the seed API made of the program (_seed_api)
 
 
 @dataclass
@@ -532,7 +533,7 @@ def _branch_coverage(tests, inputs):
     return both
 
 
-def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, tmpdir=None) -> Outcome:
+def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, seed_api: bool = False, tmpdir=None) -> Outcome:
     from leapp.errors import InternalError, LeappError
 
     source, planted, n, dtype = generate(seed)
@@ -557,6 +558,7 @@ def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, tmpdir=None) -> O
                 except Exception as exc:
                     wants.append(("raise", type(exc).__name__))
             ok = [i for i, (kind, _) in enumerate(wants) if kind == "ok"]
+            seed_kind = _seed_api(reference, inputs, wants, ref_path, dtype) if seed_api and ok else ""
             try:
                 cf = _load(path, f"branches_{seed}").f
                 cf.trace(*inputs[ok[0] if ok else 0])  # a sample on which NumPy raises traces nothing
@@ -576,23 +578,70 @@ def check(seed: int, *, n_inputs: int = 8, onnx: bool = False, tmpdir=None) -> O
                         (x, y), problem = failed
                         out.kind, out.detail = _judged(source, x, y, dtype), f"onnx on {x!r} {y!r}: {problem}"
             except InternalError as exc:
-                return Outcome("internal", str(exc), source=source)
+                return Outcome("internal", str(exc), source=source, seed_api=seed_kind)
             except LeappError as exc:
                 text = str(exc)
                 if planted and PLANTED[planted][1] in text and (f"{path}:" in text or "(line " in text):
-                    return Outcome("refused", text[:300], planted, source=source)
-                return Outcome("false_refusal", text[:600], planted, source=source)
+                    return Outcome("refused", text[:300], planted, source=source, seed_api=seed_kind)
+                return Outcome("false_refusal", text[:600], planted, source=source, seed_api=seed_kind)
             except Exception as exc:
                 if not ok and type(exc).__name__ == wants[0][1]:  # NumPy raises it on every input too
                     return Outcome("numpy_raises", f"{type(exc).__name__}: {exc}", planted, source=source)
-                return Outcome("internal", f"{type(exc).__name__}: {exc}", source=source)
+                return Outcome("internal", f"{type(exc).__name__}: {exc}", source=source, seed_api=seed_kind)
     finally:
         for name in (f"branches_{seed}", f"branches_{seed}_ref"):
             sys.modules.pop(name, None)
     if planted and planted != "dtype" and out.kind == "exact":  # a dtype that never flows out is fine
         out.kind, out.detail = "mismatch", f"the planted {planted!r} went through"
     out.tests, out.both_ways = _count_tests(source), _branch_coverage(_tests_of(source), inputs)
+    out.seed_api = seed_kind
     return out
+
+
+def _seed_api(reference, inputs, wants, ref_path, dtype) -> str:
+    """The plain function between ``annotate.input_tensors`` and ``output_tensors`` on three frames
+    NumPy runs, then ``compile_graph(validate=True)``; its graph run on every input NumPy runs. The
+    seed API reads no source, so it cannot convert a branch: it must say so, naming the program's
+    line, or give a graph equal to NumPy. "exact"; "refused" (a LeappError naming the program's
+    file); "warned" (a graph that differs after a warning naming the file); "silent" (a graph that
+    differs with no such warning, or a refusal that names no line); "internal" (an InternalError or
+    another exception)."""
+    import leapp
+    from leapp import annotate
+    from leapp.errors import InternalError, LeappError
+
+    frames = [inputs[i] for i, (kind, _) in enumerate(wants) if kind == "ok"][:3]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            leapp.start("branches")
+            for x, y in frames:
+                tx, ty = annotate.input_tensors("f", {"x": x.copy(), "y": y.copy()})
+                with np.errstate(all="ignore"):
+                    out = reference(tx, ty)
+                annotate.output_tensors("f", {"out": out})
+            leapp.stop()
+            node = leapp.compile_graph(validate=True)["f"]
+        except InternalError:
+            return "internal"
+        except LeappError as exc:
+            return "refused" if f"{ref_path}:" in str(exc) else "silent"
+        except Exception:
+            return "internal"
+        finally:
+            leapp.api.reset()
+        named = any(f"{ref_path}:" in str(w.message) for w in caught)
+        for (x, y), (kind, want) in zip(inputs, wants, strict=True):
+            if kind != "ok":
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    got = node(**{k: v.copy() for k, v in (("x", x), ("y", y)) if k in node.input_names})["out"]
+            except Exception:
+                return "warned" if named else "silent"
+            if _same(got, want, dtype):
+                return "warned" if named else "silent"
+    return "exact"
 
 
 def _judged(source, x, y, dtype) -> str:

@@ -15,18 +15,47 @@ SLICE = range(0, 30)
 
 
 def test_branch_programs_slice_matches_numpy_or_refuses_what_was_planted(tmp_path):
-    outcomes, bad, both = collections.Counter(), [], 0
+    outcomes, bad, both, seed_api = collections.Counter(), [], 0, collections.Counter()
     for seed in SLICE:
-        out = branches.check(seed, n_inputs=6, onnx=seed % 15 == 0, tmpdir=str(tmp_path))
+        out = branches.check(seed, n_inputs=6, onnx=seed % 15 == 0, seed_api=seed % 3 == 0, tmpdir=str(tmp_path))
         outcomes[out.kind] += 1
+        seed_api[out.seed_api] += 1
         both += out.both_ways
         if out.kind not in ("exact", "refused"):
             bad.append(f"seed {seed} {out.kind}: {out.detail[:600]}\n{out.source}")
+        if out.seed_api in ("silent", "internal"):  # the seed API reads no source: it must say so
+            bad.append(f"seed {seed} seed API {out.seed_api}\n{out.source}")
     assert not bad, "\n".join(bad)
     # the slice must exercise both: most programs convert, a few refuse what was planted in them,
     # and the inputs put many tests on both sides
     assert outcomes["exact"] >= 15 and outcomes["refused"] >= 4, outcomes
     assert both >= 20, both
+    # through the seed API, which converts nothing: refusals and warnings naming the program's lines
+    assert seed_api["refused"] + seed_api["warned"] >= 4 and seed_api["exact"] >= 1, seed_api
+
+
+def test_the_seed_api_stage_calls_a_wrong_graph_without_a_warning_silent(tmp_path):
+    # the harness's own guard: a graph that differs from NumPy with no warning naming the program's
+    # file is "silent" (here the answers NumPy gives changed after the trace, which nothing warns
+    # of); with a warning naming it, "warned"
+    path = str(tmp_path / "prog.py")
+
+    def traced_as(x, y):
+        return x * np.float32(2.0) + y
+
+    inputs = branches._inputs(0, 3, "float32", 4)
+    wants = [("ok", x * np.float32(3.0) + y) for x, y in inputs]
+    assert branches._seed_api(traced_as, inputs, wants, path, "float32") == "silent"
+
+    def warns(x, y):
+        import warnings
+
+        warnings.warn(f"{path}:3: a test on data", UserWarning, stacklevel=1)
+        return traced_as(x, y)
+
+    assert branches._seed_api(warns, inputs, wants, path, "float32") == "warned"
+    right = [("ok", x * np.float32(2.0) + y) for x, y in inputs]
+    assert branches._seed_api(traced_as, inputs, right, path, "float32") == "exact"
 
 
 def test_a_planted_construct_that_went_through_is_a_mismatch(monkeypatch):
