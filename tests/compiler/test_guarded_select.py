@@ -67,20 +67,34 @@ def test_solve_in_a_conditional_expression_and_cholesky_in_arms():
     assert len(cw.graphs) == 1
 
 
-def test_the_onnx_file_of_a_guarded_inv_agrees_with_numpy_on_both_sides(tmp_path):
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript", "pt2"])
+def test_every_exported_file_of_a_guarded_inv_agrees_with_numpy_on_both_sides(fmt, tmp_path):
     import onnxruntime as ort
+    import torch
 
     cf = leapp.compile(inverse_or_zero)
     v = np.array([1.0, 2.0], F32)
     cf(REGULAR.astype(F32), v)
-    cf.export(tmp_path / "inv.onnx", "onnx")
-    session = ort.InferenceSession(str(tmp_path / "inv.onnx"))
-    names = [i.name for i in session.get_inputs()]
+    path = str(tmp_path / f"inv.{fmt}")
+    cf.export(path, fmt)
+    if fmt == "onnx":
+        session = ort.InferenceSession(path)
+        names = [i.name for i in session.get_inputs()]
+        run = lambda *a: session.run(None, dict(zip(names, a, strict=True)))[0]  # noqa: E731
+    else:
+        loaded = torch.jit.load(path) if fmt == "torchscript" else torch.export.load(path).module()
+        run = lambda *a: _first(loaded(*(torch.from_numpy(x) for x in a)))  # noqa: E731
     for m in (REGULAR, SINGULAR, np.zeros((2, 2)), np.eye(2) * 0.5):
         m = m.astype(F32)
-        (out,) = session.run(None, dict(zip(names, (m, v), strict=True)))
+        out = np.asarray(run(m, v))
         np.testing.assert_allclose(out, inverse_or_zero(m, v), rtol=1e-6)
         assert np.isfinite(out).all()
+
+
+def _first(out):
+    out = next(iter(out.values())) if isinstance(out, dict) else out
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    return out.numpy()
 
 
 def test_the_guard_is_what_keeps_the_singular_side_out_of_inv(monkeypatch):
