@@ -100,7 +100,8 @@ def _zeros(a, rng):
 
 def run(cf, graph, args, kwargs, n) -> tuple[int, list[str], list[str]]:
     """Compare ``graph`` with ``cf.fn`` on ``n`` generated inputs: (inputs compared, problems,
-    inputs set aside and why: ``_singular_for_its_dtype``)."""
+    inputs set aside and why: a solver's matrix singular or ill-conditioned to its dtype's
+    precision, ``_singular_for_its_dtype`` and ``_ill_conditioned``)."""
     # one warnings/errstate context for every run (one per run was a tenth of the check's overhead)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -144,8 +145,8 @@ def run(cf, graph, args, kwargs, n) -> tuple[int, list[str], list[str]]:
 
 def _singular_for_its_dtype(cf, graph, args, kwargs, inputs) -> str | None:
     """Where the graph raised LinAlgError on an input NumPy returned a value for: which call was
-    given a matrix singular to its dtype's precision (a condition number, in float64, of at least
-    ``1 / eps``), or None. Both answers there are rounding: NumPy's LAPACK went on with a pivot
+    given a matrix singular to its dtype's precision (a condition number, in float64, times eps of
+    at least ``build.SINGULAR_TO_PRECISION``), or None. Both answers there are rounding: NumPy's LAPACK went on with a pivot
     that rounding left nonzero and returned what it computed, torch's stopped; no graph is wrong
     for not reproducing that, so the input is set aside (and said so) rather than refused.
 
@@ -703,7 +704,7 @@ def _ill_conditioned(n, got, want, values) -> str | None:
     if call not in _CONDITIONED or want.dtype.kind not in "fc":
         return None
     matrix = _matrix_operand(n, values)
-    if matrix is None:
+    if matrix is None or not np.array_equal(np.isnan(got), np.isnan(want)):  # a NaN is no rounding
         return None
     cond = condition_number(matrix)
     with np.errstate(all="ignore"):
