@@ -81,3 +81,11 @@ def test_the_stacked_inputs_are_the_generated_ones_bit_for_bit():
                 for got, want in zip(blocks[i], t_args, strict=True):
                     assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), (n, i)
             assert all(np.array_equal(got, a, equal_nan=True) for got, a in zip(blocks[n], arrays, strict=True))
+
+
+def test_a_redrawn_0d_array_stays_an_array():
+    # a NumPy scalar is a scalar input to the check (another path through NumPy's typing): the
+    # redrawn 0-d float once came back as np.float32 and the function took another path on it
+    tries = check.generated((np.array(0.5, np.float32), np.array(-7, np.int16)), {}, 3, seed=1)
+    for t_args, _ in tries:
+        assert all(type(a) is np.ndarray and a.shape == () for a in t_args)

@@ -203,7 +203,7 @@ def _uniform(a, rng):
     low, high = draw_range(a, float(a.min()), float(a.max()))
     # Generator.uniform's own formula, written out so that the check's stacked inputs, drawn for
     # many arrays at once (check._stacks), are these bit for bit on every platform
-    return low + (high - low) * rng.random(a.shape)
+    return np.asarray(low + (high - low) * rng.random(a.shape))  # a 0-d draw stays an array
 
 
 def draw_range(a, lo, hi):
