@@ -28,14 +28,15 @@ search after the call has its own row.
 
 The check's floor is printed too: where the arguments share their rows (the
 robot example's batch), the check stacks its ``check`` generated inputs and the
-example into one batch and runs the function once under plain NumPy and the
-graph once on it; the floor is those two runs, on the example repeated as often;
-whatever the check costs above that is its own bookkeeping (generating inputs,
-copies, comparisons). That floor is warmed by its own loop; the next line times
-the same runs inside the check of a fresh decoration's first call, after the
-trace and the lowering have left the caches cold: on the robot example about
-0.3x of the recording (0.44x when each input ran alone), so the issue's 0.5x
-leaves about 0.2x for making the inputs and comparing the outputs.
+example into one batch, made before the trace (``check.stack_for``, counted in
+the check's row), and runs the function once under plain NumPy on it; the graph
+runs once on it too, as the lowering's own run (``build.run_stacked``, the run
+that checks every node's dtype, on the stack in place of the example alone).
+What that run costs over the example's alone (the lowering's row with
+``check=0``, every other round) is added to the check's cost; the self-check
+on the example alone is then the first call's own run (in the call's row). The
+next line times the runs the check makes itself inside a fresh decoration's
+first call, after the trace and the lowering have left the caches cold.
 
 The seed example also goes through the seed API (``leapp.start`` ..
 ``compile_graph``): trace, lower + checks, the first call, validation on the
@@ -133,6 +134,7 @@ def through_compile(fn, inputs, repeats, validate):
         p.wrap(crosscheck, "check", "cross-check")
         p.wrap(function.CompiledFunction, "_validate", "validation")
         p.wrap(function.CompiledFunction, "_differential_check", "differential")
+        p.wrap(check, "stack_for", "differential")  # its inputs, made before the trace
         p.wrap(tracing, "_report_escapes", "escapes")  # traced arrays still held after the call
         try:
             t = _clock()
@@ -146,6 +148,8 @@ def through_compile(fn, inputs, repeats, validate):
         s = p.seconds
         if not watch:
             rows.setdefault("recording, escape watch off", []).append(s["trace_function"])
+            # no check, so no stack: the lowering's own run of the graph is on the example alone
+            rows.setdefault("dtype check + self-check, no stack", []).append(s["from_trace"])
             continue
         static = s.get("static pass", 0.0) + s.get("static pass (rewrite)", 0.0)
         phases = {
@@ -312,29 +316,36 @@ def main():
             leapp.compile(fn, tier="fx", validate=validate)(**inputs)
         phases = through_compile(fn, inputs, repeats, validate)
         unwatched = phases.pop("recording, escape watch off")
+        alone = phases.pop("dtype check + self-check, no stack")
         trace = phases[TRACE]
         watch = max(0.0, trace - unwatched)
         show(f"{name} example through leapp.compile, best of {repeats} (CPU ms; ratio to the trace, "
              f"the recording):", phases, trace)
-        check, escapes = phases[CHECK], watch + phases[SEARCH]
+        # the lowering runs the graph on the check's stacked inputs in place of the example alone
+        # (build.run_stacked), and the check takes those outputs: what that costs over the
+        # example's own run is the check's
+        share = max(0.0, phases["dtype check + self-check"] - alone)
+        check, escapes = phases[CHECK] + share, watch + phases[SEARCH]
         made = trace + phases["lower (FX graph)"] + phases["dtype check + self-check"]
         numpy_runs, graph_run = floor(fn, inputs, repeats, DEFAULT_SAMPLES)
         print(f"  trace + lower + dtype/self-check: {made * 1e3:.3f} ms"
               + (" (goal < 1 ms)" if name == "seed" else ""))
         print(f"  escape watch inside the recording: {watch * 1e3:.3f} ms (recording with it off: "
               f"{unwatched * 1e3:.3f} ms)")
+        print(f"  differential check: its own phase {phases[CHECK] * 1e3:.3f} ms + the lowering's run on its "
+              f"stack over the example's alone ({alone * 1e3:.3f} ms with check=0) {share * 1e3:.3f} ms "
+              f"= {check * 1e3:.3f} ms")
         print(f"  differential check / trace: {check / trace:.2f}; escape detection (watch + search) / "
               f"trace: {escapes / trace:.2f}; together {(check + escapes) / trace:.2f} (budget <= 0.5)")
         print(f"  the same over trace + lower + dtype/self-check (a new signature's graph): "
               f"{(check + escapes) / made:.2f}")
-        print(f"  the check's floor: its NumPy runs ({DEFAULT_SAMPLES} inputs and the example stacked where the "
-              f"arguments share their rows, else one run each) {numpy_runs * 1e3:.3f} ms "
-              f"+ one graph run {graph_run * 1e3:.3f} ms = {(numpy_runs + graph_run) / trace:.2f}x the trace; "
-              f"its bookkeeping {(check - numpy_runs - graph_run) / trace:.2f}x")
+        print(f"  the check's floor, warm: its NumPy runs ({DEFAULT_SAMPLES} inputs and the example stacked where "
+              f"the arguments share their rows, else one run each) {numpy_runs * 1e3:.3f} ms; a graph run "
+              f"on them {graph_run * 1e3:.3f} ms (where they stack, the lowering's run, counted above)")
         cold_numpy, cold_graph = floor_in_check(fn, inputs, repeats)
-        print(f"  the same runs as the check makes them (after the trace and lowering, caches cold): NumPy "
+        print(f"  the runs the check makes itself (after the trace and lowering, caches cold): NumPy "
               f"{cold_numpy * 1e3:.3f} ms + graph {cold_graph * 1e3:.3f} ms = "
-              f"{(cold_numpy + cold_graph) / trace:.2f}x the trace; the rest "
+              f"{(cold_numpy + cold_graph) / trace:.2f}x the trace; the rest of the check "
               f"{(check - cold_numpy - cold_graph) / trace:.2f}x")
     for _ in range(3):
         seed_api(1)

@@ -98,14 +98,14 @@ def _zeros(a, rng):
     return np.zeros_like(a) if a.dtype.kind in "biufc" else a.copy()
 
 
-def run(cf, graph, args, kwargs, n) -> tuple[int, list[str], list[str]]:
+def run(cf, graph, args, kwargs, n, stack=None) -> tuple[int, list[str], list[str]]:
     """Compare ``graph`` with ``cf.fn`` on ``n`` generated inputs: (inputs compared, problems,
     inputs set aside and why: a solver's matrix singular or ill-conditioned to its dtype's
     precision, ``_singular_for_its_dtype`` and ``_ill_conditioned``)."""
     # one warnings/errstate context for every run (one per run was a tenth of the check's overhead)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        if _agrees_stacked(cf, graph, args, kwargs, n, seed=len(cf._graphs)):
+        if _agrees_stacked(cf, graph, args, kwargs, n, seed=len(cf._graphs), stack=stack):
             return n, [], []
     tries = scalar_inputs.vary(generated(args, kwargs, n, seed=len(cf._graphs)), graph, len(cf._graphs))
     tries += sides.both_sides(cf, args, kwargs, tries)  # inputs on the sides of converted tests not taken
@@ -228,11 +228,45 @@ def _expected(cf, graph, tries):
     return compared, None
 
 
-def _agrees_stacked(cf, graph, args, kwargs, n, seed) -> bool:
+class Stack:
+    """The check's generated inputs and the example stacked along the rows every argument shares
+    (``_stacks``), per argument path: the graph's copy and NumPy's. Made before the trace
+    (``stack_for``) so that the lowering's own run of the graph runs on it (``build.run_stacked``),
+    and the check takes those outputs (``CompiledNode.take_stacked``) rather than running the
+    graph again."""
+
+    __slots__ = ("n", "seed", "rows", "for_graph", "for_numpy")
+
+    def __init__(self, n, seed, rows, for_graph, for_numpy):
+        self.n, self.seed, self.rows = n, seed, rows
+        self.for_graph, self.for_numpy = for_graph, for_numpy
+
+
+def stack_for(cf, args, kwargs, n, seed) -> Stack | None:
+    """The ``Stack`` of ``n`` inputs generated from ``args``/``kwargs`` (seeded by ``seed``), or
+    None where the check runs its inputs one at a time (``_agrees_stacked`` says when)."""
+    if n < 2 or _converts(cf):
+        return None
+    leaves = _block_leaves(args, kwargs)
+    if leaves is None:
+        return None
+    arrays = [(path, a) for path, a in leaves if type(a) is np.ndarray]
+    if not arrays or any(not a.ndim or a.shape[0] != arrays[0][1].shape[0] for _, a in arrays):
+        return None
+    rows = arrays[0][1].shape[0]
+    if not rows:
+        return None
+    paths = [path for path, _ in arrays]
+    for_graph, for_numpy = _stacks([a for _, a in arrays], n, _seeded(seed))
+    return Stack(n, seed, rows, dict(zip(paths, for_graph, strict=True)), dict(zip(paths, for_numpy, strict=True)))
+
+
+def _agrees_stacked(cf, graph, args, kwargs, n, seed, stack=None) -> bool:
     """Whether the graph agrees with NumPy on ``n`` inputs generated as ``generated`` makes them
     (redrawn, negated, zeros, more redraws), stacked along the leading axis every argument shares
     (a batch of rows), each run once on the stack: one NumPy run and one graph run in place of one
-    of each per input, most of the check's cost on a small batch.
+    of each per input, most of the check's cost on a small batch. The graph's run is the one the
+    lowering made on ``stack`` where it did (``stack_for``, before the trace), else its own.
 
     The example itself is the stack's last block, and NumPy's rows there must be the traced
     outputs: a function that mixes rows (a mean over the batch, a norm of the whole array) fails
@@ -243,33 +277,25 @@ def _agrees_stacked(cf, graph, args, kwargs, n, seed) -> bool:
     mismatch) returns False: the inputs then run one at a time, which also name what departs. A
     graph that froze a value from the example cannot pass: its blocks would have to equal NumPy's
     for inputs it never saw."""
-    if n < 2 or _converts(cf):
+    if stack is None or stack.n != n or stack.seed != seed:
+        stack = stack_for(cf, args, kwargs, n, seed)
+    if stack is None or _converts(cf):  # a library's branch converted while tracing
         return False
-    leaves = _block_leaves(args, kwargs)
-    if leaves is None:
-        return False
-    arrays = [(path, a) for path, a in leaves if type(a) is np.ndarray]
-    if not arrays or any(not a.ndim or a.shape[0] != arrays[0][1].shape[0] for _, a in arrays):
-        return False
-    rows = arrays[0][1].shape[0]
     node = graph.node
     by_name = {name: path for path, name in graph.traced.input_paths}
-    if not rows or set(by_name) != set(node.input_names):
-        return False
-    rng = _seeded(seed)
-    paths = [path for path, _ in arrays]
-    for_graph, for_numpy = _stacks([a for _, a in arrays], n, rng)
-    stacks = dict(zip(paths, for_graph, strict=True))
-    if any(by_name[name] not in stacks for name in node.input_names):
+    if set(by_name) != set(node.input_names) or any(by_name[name] not in stack.for_graph for name in node.input_names):
         return False  # a scalar input
+    rows = stack.rows
     total = rows * (n + 1)
     try:
-        run, _ = node.fx_forward()
-        tensors = [torch.from_numpy(stacks[by_name[name]]) for name in node.input_names]
-        with torch.no_grad():
-            got = run(*tensors)
+        got = node.take_stacked(stack)
+        if got is None:
+            run, _ = node.fx_forward()
+            tensors = [torch.from_numpy(stack.for_graph[by_name[name]]) for name in node.input_names]
+            with torch.no_grad():
+                got = run(*tensors)
         # NumPy's run on arrays of its own: the graph's outputs may be views of its inputs
-        call_args, call_kwargs = replace_leaves(args, kwargs, dict(zip(paths, for_numpy, strict=True)))
+        call_args, call_kwargs = replace_leaves(args, kwargs, stack.for_numpy)
         result = loops.reference(cf)(*call_args, **call_kwargs)
         spec, outputs = output_structure(align(result, graph.traced.output_spec))
         if spec != graph.traced.output_spec:

@@ -42,7 +42,12 @@ from ..errors import (
 from ..runtime import library_calls, record, state, unseen_calls
 from ..runtime.backends import check_backend
 from ..runtime.ir import _is_internal, user_location
-from ..runtime.session_graph import as_numpy_linalg_error, torch_linalg_error, validate_samples
+from ..runtime.session_graph import (
+    _close,
+    as_numpy_linalg_error,
+    torch_linalg_error,
+    validate_samples,
+)
 from ..runtime.tracing import (
     align,
     as_scalars,
@@ -84,6 +89,7 @@ class Graph:
     call: tuple[Any, ...] = ()  # the traced call's (args, kwargs), NumPy: how to re-run the function on other inputs
     checked: int = 0  # generated inputs the default differential check compared it with NumPy on
     set_aside: list[str] = field(default_factory=list)  # generated inputs the check did not judge, and why
+    stack: Any = None  # check.Stack the lowering ran the graph on (the check takes its outputs), until the check
     tier: Any = None  # compiler.tier.Tier with tier="auto"
     guards: Any = None  # compiler.guards.Guards: state read from outside, watched per call
     samples: list[Any] = field(default_factory=list)  # (inputs, NumPy outputs) validation compared, latest few
@@ -239,14 +245,17 @@ class CompiledFunction(Generic[P, R]):
             raw_args, raw_kwargs = args, kwargs
             args, kwargs = self._bind(args, kwargs)
             graph = self._graph_for(args, kwargs, validate=self.validate_n)
+            # traced by this call: its run on the sample is the self-check's (or it is settled)
+            first: Any = self._first_call(graph, args, kwargs) if graph.node.unverified else _UNSET
             if key is not None:
                 fast = _FastCall.make(graph, self._signature, raw_args, raw_kwargs)
                 if fast is not None:
                     if len(self._fast) >= _MAX_FAST:  # keys that never repeat (a NaN argument) stay bounded
                         self._fast.clear()
                     self._fast[key] = fast
-                    return fast(raw_args, raw_kwargs)
-            return _run(graph, args, kwargs)
+                    if first is _UNSET:
+                        return fast(raw_args, raw_kwargs)
+            return _run(graph, args, kwargs) if first is _UNSET else first
         except torch_linalg_error as exc:  # inv/solve of a singular matrix: NumPy's exception type
             raise as_numpy_linalg_error(exc) from exc
 
@@ -301,7 +310,9 @@ class CompiledFunction(Generic[P, R]):
             args, kwargs = self._bind(args, kwargs)
             self._graphs.pop(self._key(args, kwargs), None)
             self._fast.clear()
-            return self._graph_for(args, kwargs, validate=validate).graph_module
+            graph = self._graph_for(args, kwargs, validate=validate)
+            self._settle_self_check(graph)
+            return graph.graph_module
 
     def validate(self, *args: Any, **kwargs: Any) -> Validation:
         """Compare the graph for these inputs with the original function on them; returns a Validation."""
@@ -310,6 +321,7 @@ class CompiledFunction(Generic[P, R]):
                 args, kwargs = _plain_leaves(active, args, kwargs)
             args, kwargs = self._bind(args, kwargs)
             graph = self._graph_for(args, kwargs, validate=0)
+            self._settle_self_check(graph)
             return self._validate(graph, [(samples.to_numpy(args), samples.to_numpy(kwargs))])
 
     def export(self, path: str, format: str = "onnx", *, graph: int = -1, **options: Any) -> Any:
@@ -319,6 +331,7 @@ class CompiledFunction(Generic[P, R]):
         from ..export import export_node
 
         chosen = list(self._graphs.values())[graph]
+        self._settle_self_check(chosen)
         if not chosen.node.output_names:
             code = getattr(self.fn, "__code__", None)
             where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
@@ -402,6 +415,9 @@ class CompiledFunction(Generic[P, R]):
         return list(self._graphs.values())[-1]
 
     def _graph_for(self, args: Any, kwargs: Any, *, validate: int) -> Graph:
+        """The graph for this signature, traced (and checked) if there is none. Its self-check on
+        the traced sample alone may still be due (``CompiledNode.unverified``): the caller's first
+        run of it on the sample makes it (``_first_call``), or ``_settle_self_check``."""
         key = self._key(args, kwargs)
         graph = self._graphs.get(key)
         if graph is not None:
@@ -431,6 +447,48 @@ class CompiledFunction(Generic[P, R]):
             if not result.ok:
                 raise ValidationError(result.describe())
         return graph
+
+    def _settle_self_check(self, graph: Graph) -> None:
+        """The self-check on the traced sample alone, where it ran only on the sample's block of the
+        check's stack (``build.run_stacked``) and no first call has run the graph on the sample yet:
+        the graph runs on it now, and strict mode refuses a failure as at the trace."""
+        node = graph.node
+        if not node.unverified:
+            return
+        node.unverified = False
+        with warnings.catch_warnings():
+            if self.strict:  # refused below, not warned (as in _trace)
+                warnings.simplefilter("ignore", LeappInternalWarning)
+            node._self_check(graph.traced.trace)
+        if self.strict:
+            failures = self._self_check_failures(graph, graph.traced, *graph.call)
+            if failures:
+                if self._graphs.get(graph.key) is graph:
+                    del self._graphs[graph.key]
+                self._fast.clear()
+                raise ProblemsError(failures)
+
+    def _first_call(self, graph: Graph, args: Any, kwargs: Any) -> Any:
+        """A call of ``graph`` while its self-check on the traced sample alone is due (the lowering
+        ran the graph on the check's stack only: ``build.run_stacked``): usually the call that
+        traced it, on the sample itself, whose run of the graph is then the self-check's run.
+        Agreeing with the traced outputs, it is the call's result; else (another call's arguments,
+        or a failure) the self-check runs on the sample (``_settle_self_check``: refused in strict
+        mode) before the call runs as any other."""
+        node, trace = graph.node, graph.traced.trace
+        leaves = flatten_inputs(args, kwargs)
+        if not any(isinstance(v, torch.Tensor) for _, v in leaves):
+            names = {path: name for path, name in graph.traced.input_paths}
+            tier = graph.tier if graph.tier is not None and graph.tier.watching else None
+            t = _clock()
+            out = node(**{names[path]: value for path, value in leaves if path in names})
+            if tier is not None:  # a call like any other for the tier's count (as _run)
+                tier.note(_clock() - t)
+            if all(_close(out[k], want, 1e-5, 1e-6) for k, want in trace.output_values.items()):
+                node.unverified = False
+                return rebuild(graph.traced.output_spec, as_scalars(out, graph.traced.scalar_outputs))
+        self._settle_self_check(graph)
+        return _UNSET
 
     def _state_changed(self, key: Any, changed: str) -> None:
         """State the graph froze changed since its trace (``compiler/guards.py``): trace again, as
@@ -467,6 +525,9 @@ class CompiledFunction(Generic[P, R]):
             def watch() -> AbstractContextManager[None]:
                 return nullcontext() if not self.check_n else unseen_calls.profile_off()
 
+            # the check's inputs, made first: the lowering's own run of the graph runs on them
+            stack = check_mod.stack_for(self, np_args, np_kwargs, self.check_n, seed=len(self._graphs)) \
+                if self.check_n and not static_errors else None
             src = self.source
             user = library_calls.UserTests(src.path, src.first_line, src.last_line) \
                 if src is not None and src.convert else None
@@ -480,7 +541,7 @@ class CompiledFunction(Generic[P, R]):
                             traced, specialised = scalar_inputs_mod.trace(  # scalars read into Python: constants
                                 self, np_args, np_kwargs, lambda constants, on_retrace: trace_function(
                                     self._traceable, np_args, np_kwargs, names=names, strict=False,
-                                    name=self.name, constants=constants, on_retrace=on_retrace))
+                                    name=self.name, constants=constants, on_retrace=on_retrace, stack=stack))
                     except ProblemsError:
                         raise
                     except LeappError as exc:  # refused at once: converting what it met first may help
@@ -517,7 +578,7 @@ class CompiledFunction(Generic[P, R]):
                 library_calls.watch_user(previous)
         scalars_mod.check_inputs(self.name, traced, specialised, names)  # f(3): no input at all
         graph = Graph(self._key(args, kwargs), traced, call=samples.isolated((np_args, np_kwargs)),
-                      specialised=specialised)
+                      specialised=specialised, stack=stack)
         if self.backend != "fx":
             traced.node.use_backend(self.backend, traced.trace.input_values, traced.trace.output_values)
         elif self.tier == "auto":
@@ -561,10 +622,14 @@ class CompiledFunction(Generic[P, R]):
     def _differential_check(self, graph: Graph, args: Any, kwargs: Any) -> None:
         """The graph against the function itself on generated inputs (``compiler/check.py``); a
         trace whose values escaped is not re-run (the function has side effects: refused or warned)."""
+        stack, graph.stack = graph.stack, None
         if not self.check_n or any(p.kind == "escape" for p in graph.traced.problems):
+            graph.node.stacked_outputs = None
             return
         np_args, np_kwargs = samples.to_numpy(args), samples.to_numpy(kwargs)
-        graph.checked, problems, graph.set_aside = check_mod.run(self, graph, np_args, np_kwargs, self.check_n)
+        graph.checked, problems, graph.set_aside = check_mod.run(self, graph, np_args, np_kwargs, self.check_n,
+                                                                 stack=stack)
+        graph.node.stacked_outputs = None
         if not problems:
             return
         if self.strict:
@@ -700,6 +765,7 @@ def _signature_of(fn: Callable[..., Any]) -> inspect.Signature | None:
 _ndarray = np.ndarray
 _thread = state.local  # its .trace is state.current(), read without the call
 _MAX_FAST = 256
+_UNSET = object()  # CompiledFunction._first_call: no result yet (the call runs as any other)
 _KEPT_SAMPLES = 8
 _clock = time.perf_counter
 _POSITIONAL = repeat(None)  # the name of every positional argument in fast_key's single loop

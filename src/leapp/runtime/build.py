@@ -565,6 +565,39 @@ def _attr(gm, target):
     return obj
 
 
+def run_stacked(gm, inputs, blocks):
+    """The lowering's own run of ``gm`` on the differential check's inputs stacked along the first
+    axis (``blocks`` blocks, the traced sample's last: ``compiler.check.Stack``) in place of the
+    traced sample alone, so that the check reuses its outputs rather than running the graph again.
+    It stands for ``check_dtypes`` where the graph runs on the stack (a graph that fixes its batch
+    size, or a solver that raises on a generated block, does not) and every node has NumPy's dtype
+    (nothing to repair) and its traced shape or that shape with a first axis ``blocks`` times as
+    long; else None, and the caller runs ``check_dtypes`` on the sample, as without a stack.
+
+    Returns the graph's outputs on the stack. The self-check on the sample is not made here: the
+    first call's own run of the graph on it is compared with the trace (``leapp.compile``), or the
+    graph runs on the sample for it (``CompiledFunction._settle_self_check``)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            values, output = _evaluate(gm, inputs)
+    except Exception:  # noqa: BLE001 - any failure on the stack leaves the sample's own run to judge
+        return None
+    tensor = torch.Tensor
+    for n, value in values.items():
+        meta = n.meta
+        want = meta.get("leapp_dtype")
+        if want is None or not isinstance(value, tensor):
+            continue
+        shape = meta.get("leapp_shape")
+        if shape is not None and value.shape != shape and \
+                not (shape and value.shape == (shape[0] * blocks, *shape[1:])):
+            return None  # a node that mixes rows, or a shape the sample's own run must judge
+        if value.dtype != to_torch(want):
+            return None  # repaired by check_dtypes on the sample
+    return output if isinstance(output, dict) else None
+
+
 def check_dtypes(gm, inputs, *, where="graph"):
     """Run ``gm`` (a GraphModule or a ``Lowered``) once and make every node's dtype NumPy's;
     shapes must already agree.

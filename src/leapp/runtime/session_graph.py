@@ -13,7 +13,7 @@ import torch
 from ..errors import InputError, LeappInternalWarning, LeappWarning, ReductionOrderWarning
 from . import state
 from .backends import check_backend, compile_runner
-from .build import check_dtypes, lower_graph
+from .build import check_dtypes, lower_graph, run_stacked
 from .dtypes import tensor_from_numpy, tensor_to_numpy, to_torch
 from .inputs import check_array_type
 from .ir import _copy_array, format_loc
@@ -64,13 +64,31 @@ class CompiledNode:
         self._aliased = None  # outputs sharing memory with an input or a constant (see CallPlan)
         self._on_device = {}  # torch.device -> (the code it was copied at, the graph on that device)
         self._own_forward = None  # (the Lowered, runner, constants) of runtime.forward's code
+        self.self_check = []
+        # (stack, outputs): the graph's outputs on the differential check's stacked inputs, made
+        # by from_trace's own run of the graph (build.run_stacked) for the check to take once
+        self.stacked_outputs = None
+        # the self-check ran on the stack's block of the traced sample: the graph on the sample
+        # alone is still to be seen (the first call's run, or settle_self_check)
+        self.unverified = False
+
+    def take_stacked(self, stack):
+        """The outputs ``from_trace`` computed on ``stack`` (once), or None."""
+        held, self.stacked_outputs = self.stacked_outputs, None
+        return held[1] if held is not None and held[0] is stack else None
 
     @classmethod
-    def from_trace(cls, trace, notes=()):
+    def from_trace(cls, trace, notes=(), stacked=None):
+        """``stacked``: (tensors in input order, rows, blocks, stack), the differential check's
+        inputs stacked (``build.run_stacked``): the graph's run that checks its dtypes and the
+        traced sample runs on them, once, and the check reuses its outputs (``stacked_outputs``)."""
         with state.collector_relaxed():  # lowering allocates as much as recording
             gm = lower_graph(trace, trace.outputs)
-            inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
-            checked = check_dtypes(gm, inputs)
+            on_stack = None if stacked is None else run_stacked(gm, stacked[0], stacked[2])
+            checked = None
+            if on_stack is None:
+                inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
+                checked = check_dtypes(gm, inputs)
         dtypes = {k: np.asarray(v).dtype for k, v in trace.output_values.items()}
         specs = {k: (np.dtype(n.dtype), tuple(n.shape)) for k, n in trace.inputs.items()}
         node = cls(trace.name, gm, trace.inputs, dtypes, trace.problems, notes, input_specs=specs)
@@ -78,7 +96,11 @@ class CompiledNode:
         # every NumPy call the function made, also those whose result the graph drops (an unused
         # svd): what running the function again on an input does (export/write.py's NUMPY_HANGS_ON_INF)
         node.recorded_calls = frozenset(n.op for n in trace.nodes)
-        node._self_check(trace, checked)
+        if on_stack is None:
+            node._self_check(trace, checked)
+        else:  # the self-check is the first call's own run on the sample (or _settle_self_check)
+            node.stacked_outputs = (stacked[3], on_stack)
+            node.unverified = True
         node.fx_forward()  # the code every call and the differential check run: part of lowering
         return node
 

@@ -185,19 +185,22 @@ class _Kept(list):
 
 
 def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_values=False,
-                   constants=(), on_retrace=None):
+                   constants=(), on_retrace=None, stack=None):
     """Trace ``fn(*args, **kwargs)`` and lower it. ``names`` are fn's parameter names.
 
     Scalar arguments are 0-d inputs, except those in ``constants`` (their paths) and those whose
     value the trace reads into Python: then it traces again with them as constants of the graph
     (``runtime/scalar_args.py``), calling ``on_retrace()`` first. ``Traced.specialised`` says which,
     path -> (what read the value, where).
+
+    ``stack``: the differential check's stacked inputs (``compiler.check.Stack``), on which the
+    lowering's own run of the graph runs where they fit (``CompiledNode.from_trace``).
     """
     specialised = {path: ("the caller", None) for path in constants}
     while True:
         try:
             traced = _trace_once(fn, args, kwargs, names=names, strict=strict, name=name,
-                                 keep_values=keep_values, constants=frozenset(specialised))
+                                 keep_values=keep_values, constants=frozenset(specialised), stack=stack)
         except scalar_args.Specialise as exc:
             fresh = sorted((p for p in exc.ports if p not in specialised), key=repr)
             if not fresh:  # never loop: a constant cannot be read as an input
@@ -211,7 +214,7 @@ def trace_function(fn, args, kwargs, *, names, strict=False, name=None, keep_val
         return traced
 
 
-def _trace_once(fn, args, kwargs, *, names, strict, name, keep_values, constants):
+def _trace_once(fn, args, kwargs, *, names, strict, name, keep_values, constants, stack=None):
     """One trace of ``fn`` (see ``trace_function``); ``scalar_args.Specialise`` when a scalar
     argument's value is read into Python.
 
@@ -222,10 +225,10 @@ def _trace_once(fn, args, kwargs, *, names, strict, name, keep_values, constants
     # threshold came down under the count both had allocated, and a collection ran between them.
     with state.collector_relaxed():
         return _trace_function(fn, args, kwargs, names=names, strict=strict, name=name, keep_values=keep_values,
-                               constants=constants)
+                               constants=constants, stack=stack)
 
 
-def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, constants):
+def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, constants, stack=None):
     active = state.current()
     if active is not None:
         raise RuntimeError(f"cannot trace {name or fn.__name__} while {active.name!r} is being traced")
@@ -306,9 +309,27 @@ def _trace_function(fn, args, kwargs, *, names, strict, name, keep_values, const
         _report_escapes(trace, f"{code.co_name} at {code.co_filename}:{code.co_firstlineno}" if code else None)
     # a trace that only explains (keep_values) is read for its nodes and values, never run: not
     # lowered, so an input the graph cannot run on (a matrix torch finds singular) still explains
-    node = None if keep_values else CompiledNode.from_trace(trace)
+    node = None if keep_values else CompiledNode.from_trace(trace, stacked=_on_stack(stack, trace, input_paths))
     eager = rebuild(spec, as_scalars(trace.output_values, scalars))
     return Traced(node, trace, input_paths, spec, eager, list(trace.problems), scalars, values)
+
+
+def _on_stack(stack, trace, input_paths):
+    """``from_trace``'s ``stacked``: the stack's arrays as tensors in the graph's input order, when
+    every input the graph kept is one of them (a scalar input or a constant is not), else None."""
+    if stack is None:
+        return None
+    import torch
+
+    by_name = {key: path for path, key in input_paths}
+    tensors = []
+    for key in trace.input_values:
+        path = by_name.get(key)
+        value = stack.for_graph.get(path) if path is not None else None
+        if value is None:
+            return None
+        tensors.append(torch.from_numpy(value))
+    return tensors, stack.rows, stack.n + 1, stack
 
 
 def _report_escapes(trace, entered=None):
