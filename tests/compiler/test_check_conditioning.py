@@ -107,3 +107,18 @@ def test_a_traced_input_ill_conditioned_for_its_precision_is_refused_with_the_re
     text = str(caught.value)
     assert "The first value that departs is numpy.linalg.solve at" in text
     assert "condition number" in text and "well-conditioned" in text and "leapp bug" not in text
+
+
+def test_a_matrix_holding_nan_is_no_matter_of_precision():
+    # the adapters make a solver's output NaN for such a matrix (docs/limitations.md), so no door
+    # reaches this today: were torch to raise on one, its error stands, not "singular to precision"
+    from leapp.runtime import build
+
+    graph = torch.fx.Graph()
+    m = graph.placeholder("m")
+    node = graph.call_function(torch.linalg.inv, (m,))
+    node.meta.update(leapp_call="numpy.linalg.inv", leapp_source="f.py:1:1")
+    error = torch.linalg.LinAlgError("singular")
+    assert build._refuse_singular(node, {m: torch.tensor([[np.nan, 1.0], [1.0, 2.0]])}, error) is None
+    with pytest.raises(ProblemsError, match="f.py:1:1: numpy.linalg.inv.*singular to that precision"):
+        build._refuse_singular(node, {m: torch.from_numpy(np.outer(V, V))}, error)

@@ -541,6 +541,8 @@ def _refuse_singular(n, values, exc):
         value = values.get(operand)
         if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[-1] == value.shape[-2] \
                 and value.numel() and value.is_floating_point():
+            if not bool(torch.isfinite(value).all()):
+                return  # inf or NaN: no matter of precision, torch's error stands
             cond = condition_number(value)
             dtype = to_numpy(value.dtype)
             eps = float(np.finfo(dtype).eps)
