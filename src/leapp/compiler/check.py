@@ -28,7 +28,7 @@ import torch
 
 from ..errors import ReductionOrderWarning, RoundingWarning
 from ..runtime import loops
-from ..runtime.build import SINGULAR_TO_PRECISION, condition_number
+from ..runtime.build import SINGULAR_TO_PRECISION, condition_number, square_matrix
 from ..runtime.dtypes import tensor_to_numpy
 from ..runtime.ir import Node, _is_internal, format_loc
 from ..runtime.session_graph import _ACCUMULATING, _close, validate_samples
@@ -765,8 +765,7 @@ def _matrix_operand(n, values):
             if operand in seen:
                 continue
             value = values.get(operand.name)
-            if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[-1] == value.shape[-2] \
-                    and value.numel() and (value.is_floating_point() or value.is_complex()):
+            if square_matrix(value):
                 return value.detach().cpu().numpy().astype(np.complex128 if value.is_complex() else np.float64)
     return None
 

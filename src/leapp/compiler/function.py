@@ -475,17 +475,11 @@ class CompiledFunction(Generic[P, R]):
         Agreeing with the traced outputs, it is the call's result; else (another call's arguments,
         or a failure) the self-check runs on the sample (``_settle_self_check``: refused in strict
         mode) before the call runs as any other."""
-        node, trace = graph.node, graph.traced.trace
         leaves = flatten_inputs(args, kwargs)
         if not any(isinstance(v, torch.Tensor) for _, v in leaves):
-            names = {path: name for path, name in graph.traced.input_paths}
-            tier = graph.tier if graph.tier is not None and graph.tier.watching else None
-            t = _clock()
-            out = node(**{names[path]: value for path, value in leaves if path in names})
-            if tier is not None:  # a call like any other for the tier's count (as _run)
-                tier.note(_clock() - t)
-            if all(_close(out[k], want, 1e-5, 1e-6) for k, want in trace.output_values.items()):
-                node.unverified = False
+            out = _run_numpy(graph, leaves)
+            if all(_close(out[k], want, 1e-5, 1e-6) for k, want in graph.traced.trace.output_values.items()):
+                graph.node.unverified = False
                 return rebuild(graph.traced.output_spec, as_scalars(out, graph.traced.scalar_outputs))
         self._settle_self_check(graph)
         return _UNSET
@@ -977,18 +971,24 @@ def _untraced_leaves(gap: Any, args: Any, kwargs: Any) -> tuple[Any, Any, tuple[
 
 def _run(graph: Graph, args: Any, kwargs: Any) -> Any:
     leaves = flatten_inputs(args, kwargs)
-    names = {path: name for path, name in graph.traced.input_paths}
     tensors = [v for _, v in leaves if isinstance(v, torch.Tensor)]
     if not tensors:
-        tier = graph.tier if graph.tier is not None and graph.tier.watching else None
-        t = _clock()
-        out = graph.node(**{names[path]: value for path, value in leaves if path in names})
-        if tier is not None:
-            tier.note(_clock() - t)
-        return rebuild(graph.traced.output_spec, as_scalars(out, graph.traced.scalar_outputs))
+        return rebuild(graph.traced.output_spec, as_scalars(_run_numpy(graph, leaves), graph.traced.scalar_outputs))
+    names = {path: name for path, name in graph.traced.input_paths}
     device = tensors[0].device
     values = [v.to(device) if isinstance(v, torch.Tensor) else torch.as_tensor(np.asarray(v), device=device)
               for path, v in leaves if path in names]
     with torch.no_grad():
         out = graph.module_on(device)(*values)
     return rebuild(graph.traced.output_spec, out)
+
+
+def _run_numpy(graph: Graph, leaves: Any) -> dict[str, Any]:
+    """The graph's outputs by name on NumPy arguments (``leaves``: flattened), counted by the tier."""
+    names = {path: name for path, name in graph.traced.input_paths}
+    tier = graph.tier if graph.tier is not None and graph.tier.watching else None
+    t = _clock()
+    out = graph.node(**{names[path]: value for path, value in leaves if path in names})
+    if tier is not None:
+        tier.note(_clock() - t)
+    return out

@@ -515,6 +515,13 @@ def _evaluate(gm, inputs):
 SINGULAR_TO_PRECISION = 1e-3
 
 
+def square_matrix(value) -> bool:
+    """Whether ``value`` is a non-empty float or complex tensor of (batched) square matrices: what a
+    solver's condition number is taken of."""
+    return isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[-1] == value.shape[-2] \
+        and bool(value.numel()) and (value.is_floating_point() or value.is_complex())
+
+
 def condition_number(matrix) -> float:
     """The largest 2-norm condition number of ``matrix`` (a tensor or an array, batched or not),
     computed in float64 or complex128; inf for an exactly singular one."""
@@ -539,8 +546,7 @@ def _refuse_singular(n, values, exc):
     call, where = n.meta.get("leapp_call", n.target), n.meta.get("leapp_source")
     for operand in n.all_input_nodes:
         value = values.get(operand)
-        if isinstance(value, torch.Tensor) and value.dim() >= 2 and value.shape[-1] == value.shape[-2] \
-                and value.numel() and value.is_floating_point():
+        if square_matrix(value) and value.is_floating_point():
             if not bool(torch.isfinite(value).all()):
                 return  # inf or NaN: no matter of precision, torch's error stands
             cond = condition_number(value)

@@ -79,12 +79,13 @@ class CompiledNode:
 
     @classmethod
     def from_trace(cls, trace, notes=(), stacked=None):
-        """``stacked``: (tensors in input order, rows, blocks, stack), the differential check's
-        inputs stacked (``build.run_stacked``): the graph's run that checks its dtypes and the
-        traced sample runs on them, once, and the check reuses its outputs (``stacked_outputs``)."""
+        """``stacked``: (tensors in input order, stack), the differential check's inputs stacked
+        (``compiler.check.Stack``): the graph's run that checks its dtypes runs on them in place of
+        the traced sample (``build.run_stacked``), and the check takes its outputs
+        (``take_stacked``); the self-check on the sample alone is then the first call's run."""
         with state.collector_relaxed():  # lowering allocates as much as recording
             gm = lower_graph(trace, trace.outputs)
-            on_stack = None if stacked is None else run_stacked(gm, stacked[0], stacked[2])
+            on_stack = None if stacked is None else run_stacked(gm, stacked[0], stacked[1].n + 1)
             checked = None
             if on_stack is None:
                 inputs = [tensor_from_numpy(v) for v in trace.input_values.values()]
@@ -99,7 +100,7 @@ class CompiledNode:
         if on_stack is None:
             node._self_check(trace, checked)
         else:  # the self-check is the first call's own run on the sample (or _settle_self_check)
-            node.stacked_outputs = (stacked[3], on_stack)
+            node.stacked_outputs = (stacked[1], on_stack)
             node.unverified = True
         node.fx_forward()  # the code every call and the differential check run: part of lowering
         return node

@@ -329,7 +329,7 @@ def _on_stack(stack, trace, input_paths):
         if value is None:
             return None
         tensors.append(torch.from_numpy(value))
-    return tensors, stack.rows, stack.n + 1, stack
+    return tensors, stack
 
 
 def _report_escapes(trace, entered=None):
